@@ -1,0 +1,26 @@
+"""Every notebook in nbs/ run as nbdev-test runs it, one pytest test per notebook."""
+import io, re, signal, sys
+from pathlib import Path
+import pytest
+import nbdev.test as nbt   # not `from nbdev.test import test_nb`: pytest would collect it as a test
+from nbdev.config import get_config
+
+ROOT = Path(__file__).resolve().parent.parent
+CFG = get_config(ROOT)
+NOTEBOOKS = sorted(p for p in (ROOT/"nbs").glob("*.ipynb") if not p.name.startswith("_"))
+_ANSI = re.compile(r"\x1B(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook(nb):
+    # test_nb writes the failing cell's traceback to sys.__stderr__, which bypasses pytest's capture (and is
+    # lost in an xdist worker): catch it so that it becomes part of this test's failure report.
+    err, old_stderr, old_sigint = io.StringIO(), sys.__stderr__, signal.getsignal(signal.SIGINT)
+    sys.__stderr__ = err
+    try:
+        ok, secs = nbt.test_nb(nb, skip_flags=CFG.tst_flags, basepath=CFG.config_path,
+                               cell_timeout=CFG.get("cell_timeout") or None)
+    finally:
+        sys.__stderr__ = old_stderr
+        signal.signal(signal.SIGINT, old_sigint)   # test_nb installs its own Ctrl-C handler
+    assert ok, f"notebook {nb.name} failed:\n{_ANSI.sub('', err.getvalue())}"

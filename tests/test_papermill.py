@@ -1,0 +1,25 @@
+"""The experiment notebooks run under papermill with injected parameters (the README's main job)."""
+import json, os
+from pathlib import Path
+import pandas as pd
+import papermill as pm
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_exp_lake_runs_with_injected_parameters(tmp_path):
+    out = tmp_path/"out"
+    pm.execute_notebook(str(ROOT/"nbs"/"exp_lake_runs.ipynb"), str(tmp_path/"executed.ipynb"),
+                        parameters=dict(n_tasks=12, n_way=5, image_size=20, runs_image_size=28, seed=3,
+                                        out_dir=str(out)),
+                        cwd=str(ROOT), kernel_name="python3", progress_bar=False)
+    results = pd.read_csv(out/"results.csv")
+    # the injected values were used: 12 sampled tasks per protocol and method, 20 runs
+    counts = results.groupby(["protocol", "method"]).size()
+    assert counts.loc["within_alphabet"].eq(12).all() and counts.loc["unstructured"].eq(12).all()
+    assert counts.loc["lake_runs"].eq(20).all()
+    record = json.loads((out/"run.json").read_text())
+    assert record["params"]["n_tasks"] == 12 and record["params"]["n_way"] == 5 and record["seed"] == 3
+    for f in ("summary.csv", "errors.png", "tasks_within_alphabet.npz", "tasks_unstructured.npz", "tasks_lake_runs.npz"):
+        assert (out/f).stat().st_size > 0, f
+    assert not list(out.glob(".*.tmp")), "a temporary file was left behind"

@@ -1,0 +1,59 @@
+"""Project settings that the notebooks, papermill and CI depend on, and what notebooks may store."""
+import json, re
+from pathlib import Path
+import nbformat
+import pytest
+
+try: import tomllib
+except ModuleNotFoundError: tomllib = pytest.importorskip("tomli")  # Python 3.10
+
+ROOT = Path(__file__).resolve().parent.parent
+NBS = ROOT/"nbs"
+PYPROJECT = tomllib.loads((ROOT/"pyproject.toml").read_text())
+EXPERIMENTS = sorted(NBS.glob("exp_*.ipynb"))
+NOTEBOOKS = sorted(NBS.rglob("*.ipynb"))
+MACHINE_PATH = re.compile(r"(?<![\w.])(/work/|/tmp/|/root/|/home/)")
+
+
+def test_nbdev_settings():
+    nbdev = PYPROJECT["tool"]["nbdev"]
+    # lists, not strings: tst_flags replaces nbdev's default, so `notest` must stay in it
+    assert nbdev["tst_flags"] == ["notest", "slow", "cuda"]
+    # without it nbdev-clean deletes cell tags, papermill's `parameters` tag included
+    assert nbdev["allowed_cell_metadata_keys"] == ["tags"]
+    assert nbdev["readme_nb"] == "index.ipynb"
+    assert (NBS/nbdev["readme_nb"]).is_file()
+
+
+def test_torch_is_pinned():
+    pins = [l.split("#")[0].strip() for l in (ROOT/"constraints.txt").read_text().splitlines()]
+    assert "torch==2.13.0" in pins
+
+
+def _tagged(nb, tag): return [c for c in nb.cells if tag in c.get("metadata", {}).get("tags", [])]
+
+
+@pytest.mark.parametrize("nb_path", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
+def test_experiment_has_one_parameters_cell(nb_path):
+    "papermill injects parameters after the cell tagged `parameters`; nbdev-clean must not have stripped it."
+    cells = _tagged(nbformat.read(nb_path, as_version=4), "parameters")
+    assert len(cells) == 1, f"{nb_path.name} has {len(cells)} cells tagged 'parameters', expected 1"
+    assert all(c.cell_type == "code" for c in cells)
+
+
+def _texts(cell):
+    yield "source", cell.source
+    for o in cell.get("outputs", []):
+        if "text" in o: yield "output", o["text"]
+        for mime, v in o.get("data", {}).items():
+            if mime.startswith("text/") or mime.endswith("json"): yield f"output {mime}", v if isinstance(v, str) else json.dumps(v)
+        if "traceback" in o: yield "traceback", "\n".join(o["traceback"])
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[str(p.relative_to(NBS)) for p in NOTEBOOKS])
+def test_no_machine_paths(nb_path):
+    "Stored sources and outputs are what the docs show: no paths of the machine they ran on."
+    nb = nbformat.read(nb_path, as_version=4)
+    hits = [f"cell {i} {where}: ...{text[max(m.start()-40, 0):m.end()+40]!r}..."
+            for i, c in enumerate(nb.cells) for where, text in _texts(c) for m in [MACHINE_PATH.search(text)] if m]
+    assert not hits, f"{nb_path.name} stores machine paths:\n" + "\n".join(hits)
