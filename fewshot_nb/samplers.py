@@ -13,8 +13,8 @@ import numpy as np, torch
 from .core import as_rng, atomic_write, array_digest
 
 # %% auto #0
-__all__ = ['Episode', 'EpisodeBatch', 'round_counts', 'dirichlet_counts', 'EpisodeSampler', 'sample_batch', 'sample',
-           'class_groups', 'check_batch', 'data_fingerprint', 'TaskManifest', 'lake_runs']
+__all__ = ['Episode', 'EpisodeBatch', 'round_counts', 'dirichlet_counts', 'EpisodeSampler', 'class_groups', 'check_batch',
+           'data_fingerprint', 'TaskManifest', 'lake_runs']
 
 # %% ../nbs/02_samplers.ipynb #8ccde435
 @dataclass
@@ -290,7 +290,7 @@ def _sample_arrays(self, n_tasks:int, rng) -> dict:
                 classes=classes, groups=self.group_ids[g])
 
 
-def sample_batch(self,
+def _sample_batch(self,
                  n_tasks:int,  # number of tasks
                  seed=None,    # seed or Generator
                  chunk:int=20_000, # tasks drawn per vectorised step (bounds memory)
@@ -310,11 +310,12 @@ def sample_batch(self,
         parts = [cat]
     return EpisodeBatch(**{k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in parts[0].items()})
 
-def sample(self, seed=None) -> Episode:
+def _sample(self, seed=None) -> Episode:
     "Draw one task as an `Episode`."
-    return sample_batch(self, 1, seed)[0]
+    return _sample_batch(self, 1, seed)[0]
 
-EpisodeSampler._draw_query_counts, EpisodeSampler.sample_batch, EpisodeSampler.sample = _draw_query_counts, sample_batch, sample
+# methods of EpisodeSampler, written here rather than in the class so that each part can be read with its explanation
+EpisodeSampler._draw_query_counts, EpisodeSampler.sample_batch, EpisodeSampler.sample = _draw_query_counts, _sample_batch, _sample
 
 # %% ../nbs/02_samplers.ipynb #2451b72d
 def class_groups(labels, groups) -> np.ndarray:
