@@ -102,7 +102,6 @@ def fetch(
             f"or set FEWSHOT_DATA to a data root that holds {res.subdir}/{name}")
     if not download_missing: raise FileNotFoundError(hint + " (downloading was disabled).")
     try: download(res.url, path, res.md5)
-    except ChecksumError: raise
     except (urllib.error.URLError, OSError, TimeoutError) as e:
         raise FileNotFoundError(f"{hint}. Downloading it failed: {e}") from e
     return path

@@ -11,6 +11,7 @@ from pathlib import Path
 from dataclasses import dataclass, asdict, field
 import numpy as np, torch
 from .core import as_rng, atomic_write, array_digest
+from .sources import check_one_group
 
 # %% auto #0
 __all__ = ['Episode', 'EpisodeBatch', 'round_counts', 'dirichlet_counts', 'EpisodeSampler', 'class_groups', 'check_batch',
@@ -209,20 +210,20 @@ class EpisodeSampler:
             if groups is None: raise ValueError("structure='within_group' needs group ids: pass groups= or data with .groups")
             groups = np.asarray(groups, dtype=np.int64)
             if groups.shape != self.labels.shape: raise ValueError(f"groups has shape {groups.shape}, labels {self.labels.shape}")
-            cls_group = class_groups(self.labels, groups)
-            if (cls_group[self.labels] != groups).any(): raise ValueError("every class must belong to exactly one group")
-            gids = np.unique(cls_group[ok])
-            n_in = np.array([(cls_group[ok] == g).sum() for g in gids])
+            check_one_group(self.labels, groups, getattr(data, "class_names", range(self.n_classes)),
+                            getattr(data, "group_names", None) or range(int(groups.max()) + 1))
+            ok_groups = class_groups(self.labels, groups)[ok]               # group of each eligible class
+            gids, n_in = np.unique(ok_groups, return_counts=True)
             small = gids[n_in < self.n_way]
             self.skipped_groups = small.tolist()
             if len(small) == len(gids): raise ValueError(f"n_way = {self.n_way} exceeds the classes of every group (largest: {n_in.max()})")
             if len(small) and not skip_small:
                 raise ValueError(f"{len(small)} groups have fewer than n_way = {self.n_way} classes (ids {small.tolist()}); "
                                  "lower n_way, or pass skip_small=True to leave them out")
-            self.group_ids = gids[n_in >= self.n_way]
-            self.group_members = _padded_members(cls_group[ok], self.n_classes)[self.group_ids]
-            self.group_members = np.where(self.group_members >= 0, ok[np.clip(self.group_members, 0, None)], -1)
-            self.group_members = self.group_members[:, :max(1, (self.group_members >= 0).sum(1).max())]
+            keep = n_in >= self.n_way
+            self.group_ids = gids[keep]
+            pos = _padded_members(np.searchsorted(gids, ok_groups), len(gids))[keep]  # positions in `ok`, padded -1
+            self.group_members = np.where(pos >= 0, ok[pos.clip(min=0)], -1)      # class ids of each kept group
         self.members = _padded_members(self.labels, self.n_classes)   # items of each class
 
     def config(self) -> dict:
