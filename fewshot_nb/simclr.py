@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
-from .train import Method, TrainData, _seed_of
+from .train import Method, TrainData, ClassBatches, _seed_of
 from .augment import simclr_augment
 
 # %% auto #0
@@ -54,7 +54,7 @@ def _describe(fn) -> str:
         return f"{_describe(fn.func)}({kw})"
     return getattr(fn, "__qualname__", type(fn).__name__)
 
-class ViewBatches:
+class ViewBatches(ClassBatches):
     "Two augmented views of each image of a batch, a fresh permutation each epoch, reproducible from `(seed, step)`."
     kind = "views"
     def __init__(self,
@@ -67,18 +67,12 @@ class ViewBatches:
             raise ValueError(f"batch_size must be in [2, {len(data)}] (NT-Xent needs 2 images or more; "
                              f"there are {len(data)}), got {batch_size}")
         if binarize is not None and not 0 <= binarize < 1: raise ValueError(f"binarize must be None or in [0, 1), got {binarize}")
-        self.data, self.batch_size, self.augment, self.binarize = data, int(batch_size), augment, binarize
-        self.steps_per_epoch = len(data) // self.batch_size
-
-    def indices(self, step:int, seed:int) -> Tensor:
-        "Indices (batch_size,) of the images of batch `step`."
-        epoch, i = divmod(int(step), self.steps_per_epoch)
-        perm = torch.from_numpy(np.random.default_rng(_seed_of(seed, epoch)).permutation(len(self.data)))
-        return perm[i * self.batch_size:(i + 1) * self.batch_size]
+        super().__init__(data, batch_size, binarize)   # the same epoch permutations as `ClassBatches`
+        self.augment = augment
 
     def batch(self, step:int, seed:int) -> dict:
         "Views of batch `step`: `x1` and `x2`, each (batch_size, C, H, W) float."
-        x = self.data.floats(self.indices(step, seed).to(self.data.x.device))
+        x = self.data.floats(self.indices(step, seed))
         g = torch.Generator(device=x.device).manual_seed(_seed_of(seed, step))
         x1, x2 = self.augment(x, generator=g), self.augment(x, generator=g)
         if x1.shape != x.shape or x2.shape != x.shape:

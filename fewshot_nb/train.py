@@ -84,11 +84,15 @@ class ClassBatches:
         self.data, self.batch_size, self.binarize = data, int(batch_size), binarize
         self.steps_per_epoch = len(data) // self.batch_size
 
-    def batch(self, step:int, seed:int) -> dict:
-        "Batch number `step`: `x` (batch_size, C, H, W) float, `y` (batch_size,) long."
+    def indices(self, step:int, seed:int) -> torch.Tensor:
+        "Indices (batch_size,) of the images of batch `step`: slice `step` of its epoch's permutation."
         epoch, i = divmod(int(step), self.steps_per_epoch)
         perm = torch.from_numpy(np.random.default_rng(_seed_of(seed, epoch)).permutation(len(self.data)))
-        idx = perm[i * self.batch_size:(i + 1) * self.batch_size].to(self.data.x.device)
+        return perm[i * self.batch_size:(i + 1) * self.batch_size].to(self.data.x.device)
+
+    def batch(self, step:int, seed:int) -> dict:
+        "Batch number `step`: `x` (batch_size, C, H, W) float, `y` (batch_size,) long."
+        idx = self.indices(step, seed)
         x = self.data.floats(idx)
         if self.binarize is not None: x = (x > self.binarize).float()
         return dict(x=x, y=self.data.labels[idx])
