@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/losses.html.md"""
 
 # %% ../nbs/04_losses.ipynb #95c018ae
 from __future__ import annotations
-import math
 import torch
 
 # %% auto #0

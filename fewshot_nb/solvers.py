@@ -7,12 +7,11 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/solvers.html.md"""
 # %% ../nbs/05_solvers.ipynb #0985a90a
 from __future__ import annotations
 from dataclasses import dataclass
-import math
 import numpy as np, torch
 import torch.nn.functional as F
 from .train import prototypes
 from .sources import FeatureSource
-from .samplers import EpisodeBatch
+from .metrics import accuracy
 
 # %% auto #0
 __all__ = ['NORMS', 'TaskTensors', 'task_tensors', 'normalize_features', 'distance_logits', 'Solver', 'ProtoNet', 'SimpleShot',
@@ -35,7 +34,6 @@ class TaskTensors:
     @property
     def ragged(self) -> bool: return not (bool(self.support_mask.all()) and bool(self.query_mask.all()))
     def shots(self) -> torch.Tensor: return self.onehot.sum(1)   # (n_tasks, n_way) support items per class
-    def n_query(self) -> torch.Tensor: return self.query_mask.sum(1)  # (n_tasks,) real queries per task
 
 def _mask(m, shape, name, device):
     if m is None: return torch.ones(shape, dtype=torch.bool, device=device)
@@ -219,7 +217,6 @@ def solve_batch(
 
 def evaluate(solver:Solver, feats, batch, chunk:int=1000, device=None, seed:int=0) -> np.ndarray:
     "Accuracy of `solver` on each task of `batch`, `(n_tasks,)`."
-    from fewshot_nb.metrics import accuracy
     b = getattr(batch, "batch", batch)
     return accuracy(solve_batch(solver, feats, b, chunk, device, seed), b.query_labels, b.query_mask)
 

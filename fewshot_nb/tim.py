@@ -8,6 +8,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/tim.html.md"""
 from __future__ import annotations
 import math
 import torch
+import torch.nn.functional as F
 from .train import prototypes
 from .solvers import Solver, TaskTensors, distance_logits
 
@@ -153,6 +154,3 @@ class AlphaTIM(GradientSolver):
             raise ValueError(f"alpha must be a positive number other than 1 (α = 1 is TIM), got {alpha!r}")
         self.alpha = float(alpha)
         super().__init__(steps, lr, weights, norm, tau, space, base_mean)
-
-# %% ../nbs/05a_tim.ipynb #774b79ba
-import torch.nn.functional as F
