@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/tim.html.md"""
 
 # %% ../nbs/05a_tim.ipynb #d7fe0c2b
 from __future__ import annotations
-import math
 import torch
 import torch.nn.functional as F
 from .train import prototypes
@@ -17,6 +16,31 @@ __all__ = ['SPACES', 'logit_grads', 'weight_grad', 'adam_fit', 'span_coordinates
            'EntropyMin', 'TIM', 'AlphaTIM']
 
 # %% ../nbs/05a_tim.ipynb #cced9f6c
+def _logit_grads_kn(
+    P:torch.Tensor,          # (n_tasks, K, n) probabilities, classes first: the layout the solvers work in
+    onehot_t:torch.Tensor,   # (n_tasks, K, n_support) support labels, zero columns for padding
+    qm:torch.Tensor,         # (n_tasks, 1, n_query) query mask as 0/1 in P's dtype
+    weights, alpha,
+) -> torch.Tensor:           # (n_tasks, K, n) dL/dlogits
+    w_ce, w_m, w_c = weights
+    ns = onehot_t.shape[2]
+    n_s = onehot_t.sum((1, 2)).clamp(min=1).view(-1, 1, 1)
+    n_q = qm.sum(2, keepdim=True).clamp(min=1)
+    Ps, Pq = P[..., :ns], P[..., ns:]
+    G = torch.empty_like(P)
+    torch.sub(Ps, onehot_t, out=G[..., :ns]).mul_(onehot_t.sum(1, keepdim=True) * (w_ce / n_s))  # zero on padding
+    if w_m == 0 and w_c == 0: G[..., ns:] = 0; return G
+    p_hat = (Pq * qm).sum(2, keepdim=True) / n_q                                                   # (T, K, 1)
+    if alpha is None or alpha == 1:
+        g = torch.log(Pq.clamp_min(1e-30)).mul_(-w_c)
+        if w_m: g.add_(torch.log(p_hat.clamp_min(1e-30)), alpha=w_m)
+    else:
+        g = Pq.pow(alpha - 1).mul_(-w_c)
+        if w_m: g.add_(p_hat.pow(alpha - 1), alpha=w_m)
+        g.mul_(alpha / (alpha - 1))
+    torch.mul(g.sub_((Pq * g).sum(1, keepdim=True)).mul_(Pq), qm / n_q, out=G[..., ns:])
+    return G
+
 def logit_grads(
     p:torch.Tensor,          # (n_tasks, n, K) probabilities of the n = n_support + n_query rows
     onehot:torch.Tensor,     # (n_tasks, n_support, K) support labels, zero rows for padding
@@ -25,30 +49,15 @@ def logit_grads(
     alpha:float|None=None,   # None: Shannon entropies; a number != 1: Tsallis α-entropies
 ) -> torch.Tensor:           # (n_tasks, n, K) dL/dlogits of the per-task loss
     "Closed-form gradient of the (α-)TIM loss with respect to the logits of every support and query row."
-    w_ce, w_m, w_c = weights
-    ns = onehot.shape[1]
-    n_s = onehot.sum((1, 2)).clamp(min=1).view(-1, 1, 1)
-    qm = query_mask.to(p.dtype).unsqueeze(-1)
-    n_q = qm.sum(1, keepdim=True).clamp(min=1)
-    ps, pq = p[:, :ns], p[:, ns:]
-    G = torch.empty_like(p)
-    torch.mul(ps - onehot, w_ce / n_s, out=G[:, :ns]).mul_(onehot.sum(-1, keepdim=True))  # zero on padding
-    if w_m == 0 and w_c == 0: G[:, ns:] = 0; return G
-    p_hat = (pq * qm).sum(1, keepdim=True) / n_q                                           # (T, 1, K)
-    if alpha is None or alpha == 1:
-        g = torch.log(pq.clamp_min(1e-30)).mul_(-w_c)
-        if w_m: g.add_(torch.log(p_hat.clamp_min(1e-30)), alpha=w_m)
-    else:
-        g = pq.pow(alpha - 1).mul_(-w_c)
-        if w_m: g.add_(p_hat.pow(alpha - 1), alpha=w_m)
-        g.mul_(alpha / (alpha - 1))
-    g.sub_((pq * g).sum(-1, keepdim=True)).mul_(pq).mul_(qm / n_q)
-    G[:, ns:] = g
-    return G
+    qm = query_mask.to(p.dtype).unsqueeze(1)
+    return _logit_grads_kn(p.transpose(1, 2), onehot.transpose(1, 2), qm, weights, alpha).transpose(1, 2)
+
+def _weight_grad_kn(Gt:torch.Tensor, Z:torch.Tensor, W:torch.Tensor, tau:float) -> torch.Tensor:
+    return torch.baddbmm(W * Gt.sum(2, keepdim=True), Gt, Z, beta=-tau, alpha=tau)
 
 def weight_grad(G:torch.Tensor, Z:torch.Tensor, W:torch.Tensor, tau:float) -> torch.Tensor:
     "$\\tau(G^\\top Z - \\mathrm{diag}(\\sum_i G_{ik}) W)$: gradient of the loss with respect to the class weights, `(n_tasks, K, d)`."
-    return torch.baddbmm(W * G.sum(1).unsqueeze(-1), G.transpose(1, 2), Z, beta=-tau, alpha=tau)
+    return _weight_grad_kn(G.transpose(1, 2), Z, W, tau)
 
 # %% ../nbs/05a_tim.ipynb #6bdc7658
 def adam_fit(
@@ -58,15 +67,14 @@ def adam_fit(
     lr:float,             # learning rate
     betas=(0.9, 0.999), eps:float=1e-8,
 ) -> torch.Tensor:        # (n_tasks, K, d) weights after `steps` steps
-    "Run `steps` steps of Adam from `W` with gradients from `grad_fn`, in place on a copy."
-    W = W.clone(); m = torch.zeros_like(W); v = torch.zeros_like(W); b1, b2 = betas
-    denom = torch.empty_like(W)
-    for t in range(1, steps + 1):
-        grad = grad_fn(W)
-        m.mul_(b1).add_(grad, alpha=1 - b1)
-        v.mul_(b2).addcmul_(grad, grad, value=1 - b2)
-        torch.sqrt(v, out=denom).div_(math.sqrt(1 - b2 ** t)).add_(eps)
-        W.addcdiv_(m, denom, value=-lr / (1 - b1 ** t))
+    "Run `steps` steps of Adam from `W` with gradients from `grad_fn`, on a copy of `W`."
+    W = W.detach().clone()
+    fused = W.device.type in ("cpu", "cuda") and W.dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+    opt = torch.optim.Adam([W], lr=lr, betas=betas, eps=eps, fused=fused or None)
+    for _ in range(steps):
+        W.grad = grad_fn(W)
+        opt.step()
+    W.grad = None
     return W
 
 # %% ../nbs/05a_tim.ipynb #93296ed1
@@ -110,10 +118,15 @@ class GradientSolver(Solver):
         Zq = Z[:, ns:]
         if not self.transductive: Z = Z[:, :ns]
         W0 = prototypes(Z[:, :ns], t.labels, t.n_way, t.support_mask)
-        qm = t.query_mask if self.transductive else t.query_mask[:, :0]
-        Z_sq = (Z * Z).sum(-1, keepdim=True)   # fixed: computed once, not at every step
-        grad = lambda W: weight_grad(logit_grads(distance_logits(Z, W, self.tau, Z_sq).softmax(-1), t.onehot, qm,
-                                                 self.weights, self.alpha), Z, W, self.tau)
+        qm = (t.query_mask if self.transductive else t.query_mask[:, :0]).to(Z.dtype).unsqueeze(1)
+        # Classes first: logits, probabilities and their gradients are (n_tasks, K, n), so that the two products
+        # per step are (K x d)(d x n) and (K x n)(n x d) and the softmax runs over a leading dimension.
+        Zt, onehot_t, tau = Z.transpose(1, 2).contiguous(), t.onehot.transpose(1, 2), self.tau
+        z_sq = (Z * Z).sum(-1).unsqueeze(1)                      # (T, 1, n), fixed: computed once
+        def grad(W):
+            L = torch.baddbmm((W * W).sum(-1, keepdim=True) + z_sq, W, Zt, beta=-tau / 2, alpha=tau)
+            Gt = _logit_grads_kn(L.softmax(1), onehot_t, qm, self.weights, self.alpha)
+            return _weight_grad_kn(Gt, Z, W, tau)
         return adam_fit(W0, grad, self.steps, self.lr), Zq
 
     def solve(self, t, generator):
