@@ -48,3 +48,33 @@ def test_exp_omniglot_protocol_injected_and_rerun_reuses_checkpoints(tmp_path):
     assert {p.name: p.stat().st_mtime_ns for p in (out/"checkpoints").iterdir()} == stamps   # not retrained, not rewritten
     pd.testing.assert_frame_equal(pd.read_csv(out/"results.csv"), results)                 # same models, same tasks
     assert not list(out.rglob(".*.tmp")), "a temporary file was left behind"
+
+
+def test_exp_realistic_injected_and_rerun_reuses_features(tmp_path):
+    "A tiny run with injected parameters writes every output; a second run loads the cached features."
+    out, cache = tmp_path/"out", tmp_path/"features"
+    params = dict(methods=["simpleshot", "tim", "alpha-tim", "pt-map"], shots=[1], fig4_shot=1, imbalance_a=[1.0, 5.0],
+                  lambdas=[0.5, 1.0], alphas=[2.0, 5.0], n_tasks=24, n_val_tasks=12, seed=1,
+                  pretrain=dict(steps=20, cache_dir=str(cache)), out_dir=str(out))
+    run = lambda name: pm.execute_notebook(str(ROOT/"nbs"/"exp_realistic.ipynb"), str(tmp_path/name),
+                                           parameters=params, cwd=str(ROOT), kernel_name="python3", progress_bar=False)
+    run("first.ipynb")
+    results = pd.read_csv(out/"results.csv")
+    counts = results.groupby(["setting", "method"]).size()
+    assert set(results.method) == set(params["methods"]) and set(results.shot) == {1}
+    assert set(results.setting) == {"balanced", "dir1", "dir2", "dir5"} and counts.eq(24).all()
+    tuning = pd.read_csv(out/"tuning.csv")
+    assert set(zip(tuning.method, tuning.value)) == {("tim", 0.5), ("tim", 1.0), ("alpha-tim", 2.0), ("alpha-tim", 5.0)}
+    assert set(tuning.part) == {"val", "test"} and tuning.n.eq(12).sum() == 4 and tuning.n.eq(24).sum() == 4
+    record = json.loads((out/"run.json").read_text())
+    assert record["params"]["n_tasks"] == 24 and record["seed"] == 1 and record["params"]["pretrain"]["steps"] == 20
+    assert set(record["extra"]["tuned"]) == {"tim 1-shot", "alpha-tim 1-shot"}
+    for f in ("summary.csv", "table1.csv", "paired.csv", "findings.csv", "fig3.png", "fig4.png",
+              "tasks_val_1shot.npz", "tasks_test_1shot_balanced.npz", "tasks_test_1shot_dir2.npz"):
+        assert (out/f).stat().st_size > 0, f
+    assert not record["extra"]["features"].get("cached")
+    run("second.ipynb")
+    record2 = json.loads((out/"run.json").read_text())
+    assert record2["extra"]["features"]["cached"]          # features loaded from the cache, not retrained
+    pd.testing.assert_frame_equal(pd.read_csv(out/"results.csv"), results)   # same features, same tasks, same numbers
+    assert not list(out.rglob(".*.tmp")) and not list(cache.rglob(".*.tmp")), "a temporary file was left behind"
