@@ -53,7 +53,8 @@ def logit_grads(
     return _logit_grads_kn(p.transpose(1, 2), onehot.transpose(1, 2), qm, weights, alpha).transpose(1, 2)
 
 def _weight_grad_kn(Gt:torch.Tensor, Z:torch.Tensor, W:torch.Tensor, tau:float) -> torch.Tensor:
-    return torch.baddbmm(W * Gt.sum(2, keepdim=True), Gt, Z, beta=-tau, alpha=tau)
+    Gt = Gt * tau                                  # small (n_tasks, K, n): scale it, not the (n_tasks, K, d) result
+    return torch.bmm(Gt, Z).addcmul_(W, Gt.sum(2, keepdim=True), value=-1)
 
 def weight_grad(G:torch.Tensor, Z:torch.Tensor, W:torch.Tensor, tau:float) -> torch.Tensor:
     "$\\tau(G^\\top Z - \\mathrm{diag}(\\sum_i G_{ik}) W)$: gradient of the loss with respect to the class weights, `(n_tasks, K, d)`."
@@ -112,19 +113,24 @@ class GradientSolver(Solver):
     def fit(self, t:TaskTensors) -> tuple[torch.Tensor, torch.Tensor]:
         "Fitted weights `(n_tasks, K, r)` and the query features `(n_tasks, n_query, r)` in the same coordinates."
         ns = t.support.shape[1]
-        Z = torch.cat([t.support, t.query], 1)
-        if self.space == "span":    # support rows first: their basis vectors do not depend on the queries
-            Z = span_coordinates(Z, torch.cat([t.support_mask, t.query_mask], 1))
-        Zq = Z[:, ns:]
-        if not self.transductive: Z = Z[:, :ns]
+        if self.transductive or self.space == "span":
+            Z = torch.cat([t.support, t.query], 1)
+            if self.space == "span":    # support rows first: their basis vectors do not depend on the queries
+                Z = span_coordinates(Z, torch.cat([t.support_mask, t.query_mask], 1))
+            Zq = Z[:, ns:]
+            if not self.transductive: Z = Z[:, :ns]
+        else: Z, Zq = t.support, t.query                            # inductive: the queries only at prediction
         W0 = prototypes(Z[:, :ns], t.labels, t.n_way, t.support_mask)
         qm = (t.query_mask if self.transductive else t.query_mask[:, :0]).to(Z.dtype).unsqueeze(1)
         # Classes first: logits, probabilities and their gradients are (n_tasks, K, n), so that the two products
         # per step are (K x d)(d x n) and (K x n)(n x d) and the softmax runs over a leading dimension.
-        Zt, onehot_t, tau = Z.transpose(1, 2).contiguous(), t.onehot.transpose(1, 2), self.tau
+        # A contiguous copy of Z^T makes the logit product ~15% faster: worth its cost for long runs only.
+        Zt = Z.transpose(1, 2).contiguous() if self.steps >= 100 else Z.transpose(1, 2)
+        onehot_t, tau = t.onehot.transpose(1, 2), self.tau
         z_sq = (Z * Z).sum(-1).unsqueeze(1)                      # (T, 1, n), fixed: computed once
         def grad(W):
-            L = torch.baddbmm((W * W).sum(-1, keepdim=True) + z_sq, W, Zt, beta=-tau / 2, alpha=tau)
+            w_sq = torch.linalg.vector_norm(W, dim=-1, keepdim=True).square_()   # one pass over W, no (T, K, d) temporary
+            L = torch.baddbmm(w_sq + z_sq, W, Zt, beta=-tau / 2, alpha=tau)
             Gt = _logit_grads_kn(L.softmax(1), onehot_t, qm, self.weights, self.alpha)
             return _weight_grad_kn(Gt, Z, W, tau)
         return adam_fit(W0, grad, self.steps, self.lr), Zq
