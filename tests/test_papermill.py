@@ -78,3 +78,27 @@ def test_exp_realistic_injected_and_rerun_reuses_features(tmp_path):
     assert record2["extra"]["features"]["cached"]          # features loaded from the cache, not retrained
     pd.testing.assert_frame_equal(pd.read_csv(out/"results.csv"), results)   # same features, same tasks, same numbers
     assert not list(out.rglob(".*.tmp")) and not list(cache.rglob(".*.tmp")), "a temporary file was left behind"
+
+
+def test_exp_realistic_on_user_features(tmp_path):
+    "Features a user saved as a FeatureSource (plus a base mean) run the same experiment; without a base mean, CL2N methods are refused."
+    import torch
+    from fewshot_nb.solvers import synthetic_features
+    src, base_mean = synthetic_features(n_classes=12, n_per_class=60, dim=32, seed=5)
+    src.save(tmp_path/"feats.pt"); torch.save(base_mean, tmp_path/"base_mean.pt")
+    params = dict(features=str(tmp_path/"feats.pt"), base_features=str(tmp_path/"base_mean.pt"),
+                  methods=["simpleshot", "tim", "alpha-tim"], shots=[1], fig4_shot=1, imbalance_a=[1.0],
+                  lambdas=[1.0], alphas=[2.0], n_tasks=10, n_val_tasks=6, out_dir=str(tmp_path/"out"))
+    run = lambda p, name: pm.execute_notebook(str(ROOT/"nbs"/"exp_realistic.ipynb"), str(tmp_path/name), parameters=p,
+                                              cwd=str(ROOT), kernel_name="python3", progress_bar=False)
+    run(params, "user.ipynb")
+    results = pd.read_csv(tmp_path/"out"/"results.csv")
+    assert set(results.method) == {"simpleshot", "tim", "alpha-tim"} and results.groupby(["setting", "method"]).size().eq(10).all()
+    record = json.loads((tmp_path/"out"/"run.json").read_text())
+    assert record["extra"]["features"]["extra"]["sizes"] == {"items": 720, "classes": 12, "feature_dim": 32}
+    try:
+        run(params | dict(base_features=None, out_dir=str(tmp_path/"out2")), "no_base.ipynb")
+    except pm.PapermillExecutionError as e:
+        assert "no base features were given" in str(e) and "simpleshot" in str(e)
+    else:
+        raise AssertionError("CL2N methods ran without a base mean")
