@@ -6,6 +6,8 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/tim.html.md"""
 
 # %% ../nbs/05a_tim.ipynb #d7fe0c2b
 from __future__ import annotations
+import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 import torch
 import torch.nn.functional as F
 from .train import prototypes
@@ -135,8 +137,25 @@ class GradientSolver(Solver):
             return _weight_grad_kn(Gt, Z, W, tau)
         return adam_fit(W0, grad, self.steps, self.lr), Zq
 
+    min_chunk = 32   # tasks per CPU worker thread, at least
+
+    def fit_chunks(self, t:TaskTensors) -> tuple[torch.Tensor, torch.Tensor]:
+        "`fit`, on the CPU split into chunks of tasks fitted by `torch.get_num_threads()` threads with one intra-op thread each."
+        n_thr = torch.get_num_threads()
+        if t.support.device.type != "cpu" or n_thr < 2 or t.n_tasks < 2 * self.min_chunk: return self.fit(t)
+        size = max(self.min_chunk, -(-t.n_tasks // (3 * n_thr)))
+        fields = [f.name for f in dataclasses.fields(t) if f.name != "n_way"]
+        parts = [dataclasses.replace(t, **{k: getattr(t, k)[i:i + size] for k in fields}) for i in range(0, t.n_tasks, size)]
+        def work(part):
+            torch.set_num_threads(1)   # this worker only: with OpenMP the thread count belongs to the calling thread
+            return self.fit(part)
+        try:
+            with ThreadPoolExecutor(n_thr) as ex: out = list(ex.map(work, parts))
+        finally: torch.set_num_threads(n_thr)   # (a no-op with OpenMP; restores it with a global thread pool)
+        return torch.cat([W for W, _ in out]), torch.cat([Zq for _, Zq in out])
+
     def solve(self, t, generator):
-        W, Zq = self.fit(t)
+        W, Zq = self.fit_chunks(t)
         return distance_logits(Zq, W, self.tau).softmax(-1)
 
 # %% ../nbs/05a_tim.ipynb #0416ba76
@@ -151,7 +170,7 @@ class BaselinePP(Baseline):
     "Baseline++: the same fit, predictions by cosine similarity to the class weights, inductive."
     name = "baseline++"
     def solve(self, t, generator):
-        W, Zq = self.fit(t)
+        W, Zq = self.fit_chunks(t)
         return (self.tau * F.normalize(Zq, dim=-1) @ F.normalize(W, dim=-1).transpose(1, 2)).softmax(-1)
 
 class EntropyMin(GradientSolver):
