@@ -23,9 +23,10 @@ Usage:
     OMP_WAIT_POLICY=PASSIVE python tools/bench_solvers.py --reference ../Realistic_Transductive_Few_Shot
     python tools/bench_solvers.py --quick --methods protonet,simpleshot         # smoke run, 100 tasks
     python tools/bench_solvers.py --reference DIR --impl reference --out ref.csv  # the reference only
+    python tools/bench_solvers.py --impl ours --methods alpha-tim --n-tasks 10000 --device cuda   # on a GPU
 
 Output: a table on stdout and a tidy CSV (`--out`, default runs/bench_solvers.csv), one row per method, shot and
-implementation: method, shot, impl ('fewshot_nb' or 'reference'), n_tasks, seconds, tasks_per_s, acc_mean,
+implementation: method, shot, impl ('fewshot_nb' or 'reference'), device, n_tasks, seconds, tasks_per_s, acc_mean,
 acc_half_width (accuracy in percent, 95% Student-t interval). `main(argv)` returns the same table as a DataFrame.
 """
 from __future__ import annotations
@@ -45,7 +46,7 @@ from fewshot_nb.samplers import EpisodeSampler
 from fewshot_nb.metrics import accuracy, mean_ci, paired_comparison
 from fewshot_nb.core import save_csv
 
-COLUMNS = ["method", "shot", "impl", "n_tasks", "seconds", "tasks_per_s", "acc_mean", "acc_half_width"]
+COLUMNS = ["method", "shot", "impl", "device", "n_tasks", "seconds", "tasks_per_s", "acc_mean", "acc_half_width"]
 N_WAY, N_QUERY, DIRICHLET_A, N_WARMUP = 5, 15, 2.0, 20
 
 # --------------------------------------------------------------------------------------------------- methods
@@ -286,9 +287,9 @@ def timed(run, warm, full) -> tuple[float, object]:
     run(warm)
     return run(full)
 
-def _row(method, shot, impl, n, secs, acc):
+def _row(method, shot, impl, n, secs, acc, device="cpu"):
     ci = mean_ci(acc)
-    return dict(method=method, shot=shot, impl=impl, n_tasks=n, seconds=secs, tasks_per_s=n / secs,
+    return dict(method=method, shot=shot, impl=impl, device=device, n_tasks=n, seconds=secs, tasks_per_s=n / secs,
                 acc_mean=100 * ci.mean, acc_half_width=100 * ci.half_width)
 
 # ------------------------------------------------------------------------------------------------ main
@@ -308,6 +309,8 @@ def parse_args(argv=None):
                    help="which implementations to run (default: both; ours only without --reference)")
     p.add_argument("--our-defaults", action="store_true",
                    help="build our solvers with our defaults instead of the reference's hyper-parameters")
+    p.add_argument("--device", default="cpu",
+                   help="device our solvers run on, e.g. cuda (default cpu; the reference runs on the CPU only)")
     p.add_argument("--out", type=Path, default=ROOT / "runs" / "bench_solvers.csv", help="CSV to write")
     a = p.parse_args(argv)
     if a.quick: a.n_tasks = 100
@@ -321,6 +324,11 @@ def parse_args(argv=None):
     if unknown: p.error(f"unknown methods {unknown}: choose among {', '.join(METHODS)}")
     a.method_names = names
     if a.impl == "reference" and a.reference is None: p.error("--impl reference needs --reference DIR")
+    try: a.device = torch.device(a.device)
+    except RuntimeError: p.error(f"--device must be a torch device such as cpu or cuda, got {a.device!r}")
+    if a.device.type == "cuda" and not torch.cuda.is_available(): p.error("--device cuda, but torch sees no CUDA device here")
+    if a.device.type != "cpu" and a.reference is not None and a.impl != "ours":
+        p.error("the reference runs on the CPU here: with --device cuda pass --impl ours (or drop --reference)")
     if a.reference is not None and not (a.reference / "src" / "methods").is_dir():
         p.error(f"--reference {a.reference} has no src/methods/: pass a checkout of "
                 "github.com/oveilleux/Realistic_Transductive_Few_Shot")
@@ -342,7 +350,7 @@ def main(argv=None) -> pd.DataFrame:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"Reminder: time on an idle machine with OMP_WAIT_POLICY=PASSIVE "
           f"(it is {'set' if passive else 'NOT set'}; load average now {load:.2f} on {os.cpu_count()} CPUs).")
-    print(f"torch {torch.__version__}, {a.threads} threads, {a.n_tasks} tasks per shot, {N_WAY}-way, shots {a.shots}, "
+    print(f"torch {torch.__version__}, ours on {a.device}, {a.threads} threads, {a.n_tasks} tasks per shot, {N_WAY}-way, shots {a.shots}, "
           f"{N_WAY * N_QUERY} queries per task (Dirichlet({DIRICHLET_A:g}) class counts), seed {a.seed}")
 
     methods, ours_cls = [], {}
@@ -377,14 +385,16 @@ def main(argv=None) -> pd.DataFrame:
                         solver, hp_notes = build_ours(m, cls, base_mean, shot, ref_args(a.n_tasks), match=not a.our_defaults)
                         notes += hp_notes
                         for note in hp_notes: print("  note:", note)
+                        dev = a.device   # inputs moved before the clock starts; the clock stops after the device is done
+                        sd, qd, ld, smd, qmd = (x.to(dev) for x in (s, q, batch.support_labels, batch.support_mask, batch.query_mask))
+                        sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
                         def call(sl):
-                            args = (s[sl], batch.support_labels[sl], q[sl])
-                            kw = dict(n_way=N_WAY, support_mask=batch.support_mask[sl], query_mask=batch.query_mask[sl], seed=a.seed)
-                            t0 = time.perf_counter(); probs = solver(*args, **kw)
-                            return time.perf_counter() - t0, probs
+                            kw = dict(n_way=N_WAY, support_mask=smd[sl], query_mask=qmd[sl], seed=a.seed)
+                            sync(); t0 = time.perf_counter(); probs = solver(sd[sl], ld[sl], qd[sl], **kw); sync()
+                            return time.perf_counter() - t0, probs.cpu()
                         secs, probs = timed(call, warm, slice(None))
                         acc_ours = accuracy(probs, batch.query_labels, batch.query_mask)
-                        rows.append(_row(m, shot, "fewshot_nb", a.n_tasks, secs, acc_ours))
+                        rows.append(_row(m, shot, "fewshot_nb", a.n_tasks, secs, acc_ours, str(dev)))
                         print(f"{m:>13} {shot}-shot  fewshot_nb {a.n_tasks / secs:10.1f} tasks/s  acc {100 * acc_ours.mean():6.2f}")
                     except Exception as e:
                         failures.append(f"{m} {shot}-shot fewshot_nb: {type(e).__name__}: {e}")

@@ -1,0 +1,30 @@
+"""The solver benchmark script (tools/bench_solvers.py) runs and writes its table; bad arguments are refused."""
+import importlib.util, sys
+from pathlib import Path
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("bench_solvers", ROOT/"tools"/"bench_solvers.py")
+bench = importlib.util.module_from_spec(_spec)
+sys.modules["bench_solvers"] = bench   # registered before it runs: its dataclasses look their module up
+_spec.loader.exec_module(bench)
+
+
+def test_bench_quick_run_writes_table(tmp_path):
+    out = tmp_path/"bench.csv"
+    df = bench.main(["--quick", "--methods", "protonet,tim,pt-map", "--impl", "ours", "--shots", "1", "--threads", "1",
+                     "--out", str(out)])
+    assert list(df.columns) == bench.COLUMNS and len(df) == 3
+    assert set(df.method) == {"protonet", "tim", "pt-map"} and set(df.impl) == {"fewshot_nb"} and set(df.device) == {"cpu"}
+    assert (df.n_tasks == 100).all() and (df.tasks_per_s > 0).all() and df.acc_mean.between(20, 100).all()
+    a = df.set_index("method").acc_mean
+    assert a["tim"] > a["protonet"] and a["pt-map"] > a["protonet"]   # transductive methods help on these synthetic tasks
+    pd.testing.assert_frame_equal(pd.read_csv(out), df, check_dtype=False)
+
+
+@pytest.mark.parametrize("argv", [["--device", "nonsense"], ["--impl", "reference"], ["--methods", "magic"],
+                                  ["--shots", "0"], ["--n-tasks", "5"]])
+def test_bench_refuses_bad_arguments(argv, capsys):
+    with pytest.raises(SystemExit): bench.parse_args(argv)
+    assert "error" in capsys.readouterr().err
