@@ -98,7 +98,7 @@ def split_classes(
     return parts
 
 # %% ../nbs/05c_features.ipynb #2a1c33ae
-_FORMAT, _VERSION = "fewshot_nb.features", 1
+_FORMAT, _VERSION = "fewshot_nb.features", 2   # 2: the features as a FeatureSource.state()
 _RECIPE = 1          # version of the training recipe: bump it when a change alters the features, so old cache entries stop matching
 TRAINABLE = ("conv4", "resnet12", "resnet18", "wrn28_10")
 
@@ -125,9 +125,7 @@ def _read_cache(path:Path, config:dict|None=None) -> tuple[FeatureSource, torch.
         diff = [f"{k}: {old.get(k)!r} in the file, {config.get(k)!r} asked" for k in sorted(set(old) | set(config)) if old.get(k) != config.get(k)]
         raise FeatureCacheError(f"{path} holds features of another configuration ({'; '.join(diff[:4])}). {_fix(path)}")
     try:
-        names = lambda codes, nm: np.asarray(nm)[codes.numpy()]
-        src = FeatureSource(d["feats"], names(d["labels"], d["class_names"]),
-                            None if d["groups"] is None else names(d["groups"], d["group_names"]))
+        src = FeatureSource.from_state(d["source"])
         base_mean = torch.as_tensor(d["base_mean"]).float()
         if base_mean.shape != (src.dim,): raise ValueError(f"base_mean has shape {tuple(base_mean.shape)}, the features {src.dim} dims")
         if not torch.isfinite(base_mean).all(): raise ValueError("base_mean holds NaN or inf")
@@ -138,10 +136,7 @@ def _read_cache(path:Path, config:dict|None=None) -> tuple[FeatureSource, torch.
 
 def _write_cache(path:Path, src:FeatureSource, base_mean:torch.Tensor, record:dict, config:dict):
     "Write the cache file and its JSON record, each to a temporary name renamed only when complete."
-    payload = dict(format=_FORMAT, version=_VERSION, key=cache_key(config), config=config,
-                   feats=src.feats.contiguous(), labels=torch.from_numpy(src.labels), class_names=list(src.class_names),
-                   groups=None if src.groups is None else torch.from_numpy(src.groups),
-                   group_names=None if src.group_names is None else list(src.group_names),
+    payload = dict(format=_FORMAT, version=_VERSION, key=cache_key(config), config=config, source=src.state(),
                    base_mean=base_mean.contiguous(), record=record)
     # the .json is renamed into place first, the .pt (the cache entry itself) last
     with atomic_write(path) as tmp_pt, atomic_write(path.with_suffix(".json")) as tmp_json:
@@ -182,7 +177,7 @@ def pretrained_features(
     if not (isinstance(lr, (int, float)) and not isinstance(lr, bool) and lr > 0): raise ValueError(f"lr must be a number > 0, got {lr!r}")
     sets = [sets] if isinstance(sets, str) else list(sets)
     kw = (dict(in_channels=1, image_size=image_size) if backbone == "conv4" else dict(in_channels=1)) | dict(backbone_kwargs or {})
-    config = dict(recipe=_RECIPE, sets=sets, split=split, backbone=backbone, backbone_kwargs=kw, image_size=image_size,
+    config = dict(recipe=_RECIPE, cache_version=_VERSION, sets=sets, split=split, backbone=backbone, backbone_kwargs=kw, image_size=image_size,
                   rotations=bool(rotations), head="linear", optimizer="adam", steps=steps, batch_size=batch_size, lr=float(lr),
                   n_val=n_val, val_seed=0, seed=seed)
     config = json.loads(json.dumps(config))        # plain JSON types, as the file stores them

@@ -92,12 +92,28 @@ class FeatureSource:
         return FeatureSource(self.feats[torch.from_numpy(keep)], names(self.labels, self.class_names),
                              None if self.groups is None else names(self.groups, self.group_names))
 
+    def state(self) -> dict:
+        "The source as plain tensors and name lists, the form `save` writes (and other files can embed)."
+        return {"feats": self.feats.detach().cpu(), "labels": torch.from_numpy(self.labels), "class_names": list(self.class_names),
+                "groups": None if self.groups is None else torch.from_numpy(self.groups),
+                "group_names": None if self.group_names is None else list(self.group_names)}
+
+    @classmethod
+    def from_state(cls, d:dict) -> "FeatureSource":
+        "The source `state()` described; ValueError if `d` is not such a dict."
+        try:
+            names = lambda codes, nm: np.asarray(nm)[codes.numpy()]
+            src = cls(d["feats"], names(d["labels"], d["class_names"]),
+                      None if d["groups"] is None else names(d["groups"], d["group_names"]))
+            if src.class_names != d["class_names"] or (d["groups"] is not None and src.group_names != d["group_names"]):
+                raise ValueError("its names are not sorted or not all used")
+        except (KeyError, IndexError, ValueError, TypeError, AttributeError) as e:
+            raise ValueError(f"{type(e).__name__}: {e}" if not isinstance(e, ValueError) else str(e)) from e
+        return src
+
     def save(self, path:str|Path) -> Path:
         "Write the source to `path` (one `torch.save` file) atomically."
-        d = {"format": _FEATURE_FORMAT, "version": _FEATURE_VERSION, "feats": self.feats.detach().cpu(),
-             "labels": torch.from_numpy(self.labels), "class_names": list(self.class_names),
-             "groups": None if self.groups is None else torch.from_numpy(self.groups),
-             "group_names": None if self.group_names is None else list(self.group_names)}
+        d = {"format": _FEATURE_FORMAT, "version": _FEATURE_VERSION, **self.state()}
         with atomic_write(path) as tmp: torch.save(d, tmp)
         return Path(path)
 
@@ -114,15 +130,8 @@ class FeatureSource:
             raise ValueError(f"{path} is not a FeatureSource file: no '{_FEATURE_FORMAT}' format tag")
         if d.get("version") != _FEATURE_VERSION:
             raise ValueError(f"{path}: FeatureSource file version {d.get('version')}, this library reads {_FEATURE_VERSION}")
-        try:
-            names = lambda codes, nm: np.asarray(nm)[codes.numpy()]
-            src = cls(d["feats"], names(d["labels"], d["class_names"]),
-                      None if d["groups"] is None else names(d["groups"], d["group_names"]))
-            if src.class_names != d["class_names"] or (d["groups"] is not None and src.group_names != d["group_names"]):
-                raise ValueError("its names are not sorted or not all used")
-        except (KeyError, IndexError, ValueError, TypeError, AttributeError) as e:
-            raise ValueError(f"{path} is not a valid FeatureSource file: {e}") from e
-        return src
+        try: return cls.from_state(d)
+        except ValueError as e: raise ValueError(f"{path} is not a valid FeatureSource file: {e}") from e
 
 # %% ../nbs/01b_sources.ipynb #d9ecfc8d
 def _decode(path:Path, size:int, mode:str) -> np.ndarray:
