@@ -57,6 +57,11 @@ def get_device(device:str|torch.device="auto") -> torch.device:
     return dev
 
 # %% ../nbs/00_core.ipynb #915e7f68
+def _umask() -> int:
+    "The process's file-creation mask (read by setting it and putting it back)."
+    m = os.umask(0o022); os.umask(m)
+    return m
+
 @contextlib.contextmanager
 def atomic_write(
     path:str|Path,  # final destination
@@ -69,6 +74,7 @@ def atomic_write(
     tmp = Path(tmp)
     try:
         yield tmp
+        os.chmod(tmp, 0o666 & ~_umask())   # mkstemp makes the file private (0600); a result file gets the usual mode
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
