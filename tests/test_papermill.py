@@ -102,3 +102,43 @@ def test_exp_realistic_on_user_features(tmp_path):
         assert "no base features were given" in str(e) and "simpleshot" in str(e)
     else:
         raise AssertionError("CL2N methods ran without a base mean")
+
+
+def test_exp_beta_injected_and_rerun_loads_checkpoints(tmp_path):
+    "The main job with tiny injected parameters writes every output; a second run loads the models it trained."
+    out = tmp_path/"out"
+    params = dict(model="vae_stn", betas=[0.5, 1.0, 3.0], steps=4, n_per_class=5, seed=1, out_dir=str(out))
+    run = lambda name: pm.execute_notebook(str(ROOT/"nbs"/"exp_beta.ipynb"), str(tmp_path/name),
+                                           parameters=params, cwd=str(ROOT), kernel_name="python3", progress_bar=False)
+    run("first.ipynb")
+    results = pd.read_csv(out/"results.csv")
+    assert set(results.beta) == {0.5, 1.0, 3.0} and set(results.model) == {"vae_stn"}
+    assert results.groupby("beta").size().eq(24).all()                                  # one row per test class
+    assert results.recognizability.between(0, 1).all() and (results.diversity >= 0).all()
+    record = json.loads((out/"run.json").read_text())
+    assert record["params"]["model"] == "vae_stn" and record["params"]["steps"] == 4 and record["seed"] == 1
+    assert record["extra"]["bench"]["tasks"] == 24 * 5 // 20                              # n_per_class was used
+    for f in ("summary.csv", "human.csv", "fit.csv", "findings.csv", "fig_beta.png", "samples_beta0.5.png",
+              "samples_beta3.png"):
+        assert (out/f).stat().st_size > 0, f
+    assert len(list((out/"checkpoints").glob("*.pt"))) == 3
+    stamps = {p.name: p.stat().st_mtime_ns for p in (out/"checkpoints").iterdir()}
+    run("second.ipynb")
+    assert {p.name: p.stat().st_mtime_ns for p in (out/"checkpoints").iterdir()} == stamps   # loaded, not retrained
+    assert all(t["loaded"] for k, t in json.loads((out/"run.json").read_text())["extra"]["timings_s"].items() if k != "bench_s")
+    pd.testing.assert_frame_equal(pd.read_csv(out/"results.csv"), results)                 # same models, same samples
+    assert not list(out.rglob(".*.tmp")), "a temporary file was left behind"
+
+
+def test_exp_beta_refuses_bad_parameters(tmp_path):
+    "A model without a beta, or a sample count the human point cannot match, stops the run with a clear error."
+    for params, message in ((dict(model="dagan_un"), "the models with a beta"),
+                            (dict(n_samples=10, steps=1), "n_samples must be 20")):
+        try:
+            pm.execute_notebook(str(ROOT/"nbs"/"exp_beta.ipynb"), str(tmp_path/"bad.ipynb"),
+                                parameters=dict(out_dir=str(tmp_path/"out"), **params), cwd=str(ROOT),
+                                kernel_name="python3", progress_bar=False)
+        except pm.PapermillExecutionError as e:
+            assert message in str(e), e
+        else:
+            raise AssertionError(f"{params} was accepted")
