@@ -8,7 +8,7 @@ README = ROOT/"README.md"
 
 INSTALL = 'PIP_CONSTRAINT=constraints.txt pip install -e ".[dev]"'
 TEST = "FEWSHOT_DATA=../shared/data pytest -n 2"
-MAIN_JOB = "papermill nbs/exp_lake_runs.ipynb runs/exp_lake_runs.ipynb -p out_dir runs/exp_lake_runs"
+MAIN_JOB = "papermill nbs/exp_beta.ipynb runs/exp_beta.ipynb"
 
 
 @pytest.fixture(scope="module")
