@@ -106,8 +106,12 @@ def test_exp_realistic_on_user_features(tmp_path):
 
 def test_exp_beta_injected_and_rerun_loads_checkpoints(tmp_path):
     "The main job with tiny injected parameters writes every output; a second run loads the models it trained."
-    out = tmp_path/"out"
-    params = dict(model="vae_stn", betas=[0.5, 1.0, 3.0], steps=4, n_per_class=5, seed=1, out_dir=str(out))
+    from fewshot_nb.backbones import load_critic
+    from fewshot_nb.genmetrics import save_critic
+    out, critics = tmp_path/"out", tmp_path/"critics"
+    for kind in ("simclr", "protonet"): save_critic(load_critic(kind), critics/f"{kind}.pt")   # "your own" critics
+    params = dict(model="vae_stn", betas=[0.5, 1.0, 3.0], steps=4, n_per_class=5, seed=1, critics=str(critics),
+                  out_dir=str(out))
     run = lambda name: pm.execute_notebook(str(ROOT/"nbs"/"exp_beta.ipynb"), str(tmp_path/name),
                                            parameters=params, cwd=str(ROOT), kernel_name="python3", progress_bar=False)
     run("first.ipynb")
@@ -117,6 +121,7 @@ def test_exp_beta_injected_and_rerun_loads_checkpoints(tmp_path):
     assert results.recognizability.between(0, 1).all() and (results.diversity >= 0).all()
     record = json.loads((out/"run.json").read_text())
     assert record["params"]["model"] == "vae_stn" and record["params"]["steps"] == 4 and record["seed"] == 1
+    assert record["params"]["critics"] == str(critics)
     assert record["extra"]["bench"]["tasks"] == 24 * 5 // 20                              # n_per_class was used
     for f in ("summary.csv", "human.csv", "fit.csv", "findings.csv", "fig_beta.png", "samples_beta0.5.png",
               "samples_beta3.png"):
@@ -133,7 +138,8 @@ def test_exp_beta_injected_and_rerun_loads_checkpoints(tmp_path):
 def test_exp_beta_refuses_bad_parameters(tmp_path):
     "A model without a beta, or a sample count the human point cannot match, stops the run with a clear error."
     for params, message in ((dict(model="dagan_un"), "the models with a beta"),
-                            (dict(n_samples=10, steps=1), "n_samples must be 20")):
+                            (dict(n_samples=10, steps=1), "n_samples must be 20"),
+                            (dict(critics=str(tmp_path)), "has no simclr.pt")):
         try:
             pm.execute_notebook(str(ROOT/"nbs"/"exp_beta.ipynb"), str(tmp_path/"bad.ipynb"),
                                 parameters=dict(out_dir=str(tmp_path/"out"), **params), cwd=str(ROOT),
