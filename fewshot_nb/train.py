@@ -478,6 +478,7 @@ class Trainer:
         self.method.train()
         bar = tqdm(total=until, initial=self.step, disable=not self.progress, desc=type(self.method).__name__)
         t0, n_img, run_loss, run_acc, n_run = time.perf_counter(), 0, 0.0, 0.0, 0
+        extra = {}   # the method's other numeric stats (e.g. the ELBO's parts): name -> [sum, count], NaN skipped
         while self.step < until:
             torch.manual_seed(_seed_of(self.seed, self.step, 1))
             batch = {k: v.to(self.device, non_blocking=True) if torch.is_tensor(v) else v
@@ -492,18 +493,22 @@ class Trainer:
             if self.sched is not None: self.sched.step()
             self.step += 1; bar.update(1)
             n_img += _images_in(batch); run_loss += loss.item(); run_acc += stats.get("acc", float("nan")); n_run += 1
+            for k, v in stats.items():
+                if k != "acc" and isinstance(v, (int, float)) and math.isfinite(v):
+                    e = extra.setdefault(k, [0.0, 0]); e[0] += v; e[1] += 1
             at_val = self.val_tasks is not None and (self.step % self.val_every == 0 or self.step == self.n_steps)
             at_ck = self.checkpoint is not None and (self.step == until or (self.checkpoint_every and self.step % self.checkpoint_every == 0))
             if at_val or self.step == until:
                 row = dict(step=self.step, loss=run_loss / n_run, train_acc=run_acc / n_run,
                            lr=self.opt.param_groups[0]["lr"], images_per_s=n_img / (time.perf_counter() - t0))
+                row.update({k: t / n for k, (t, n) in extra.items() if k not in row and k not in ("val_acc", "val_ci")})
                 if at_val:
                     row["val_acc"], row["val_ci"] = self.validate()
                     if self.best is None or row["val_acc"] > self.best[0]:
                         self.best = (row["val_acc"], self.step, {k: v.detach().clone() for k, v in self.method.state_dict().items()})
                     self.method.train()
                 self.history.append(row); bar.set_postfix(loss=f"{row['loss']:.3f}", val=f"{row.get('val_acc', float('nan')):.3f}")
-                t0, n_img, run_loss, run_acc, n_run = time.perf_counter(), 0, 0.0, 0.0, 0
+                t0, n_img, run_loss, run_acc, n_run, extra = time.perf_counter(), 0, 0.0, 0.0, 0, {}
                 if self.checkpoint is not None and (at_val and not self.checkpoint_every): at_ck = True
             if at_ck: self.save()
         bar.close()
