@@ -6,7 +6,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/generation_metrics.html.md"""
 
 # %% ../nbs/08_generation_metrics.ipynb #f95b6d3b
 from __future__ import annotations
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 import numpy as np, pandas as pd, torch, torch.nn.functional as F
 from torch import Tensor
