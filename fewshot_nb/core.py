@@ -14,8 +14,8 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['seed_everything', 'as_rng', 'get_device', 'atomic_write', 'save_json', 'save_csv', 'array_digest', 'file_md5',
-           'package_versions', 'RunRecord']
+__all__ = ['seed_everything', 'as_rng', 'derive_seed', 'get_device', 'to_tensor', 'atomic_write', 'save_json', 'save_csv',
+           'array_digest', 'file_md5', 'config_hash', 'package_versions', 'RunRecord']
 
 # %% ../nbs/00_core.ipynb #7c7137cd
 def seed_everything(
@@ -46,6 +46,14 @@ def as_rng(seed:int|np.random.Generator|None=None) -> np.random.Generator:
         raise ValueError(f"seed must be a non-negative integer, a numpy Generator or None, got {seed!r}")
     return np.random.default_rng(seed)
 
+# %% ../nbs/00_core.ipynb #0e192a30
+def derive_seed(*parts:int) -> int:
+    "A 63-bit seed derived from integers (e.g. `(seed, step)`), stable across runs and platforms."
+    if not parts: raise ValueError("derive_seed needs at least one integer, e.g. derive_seed(seed, step)")
+    if any(isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 0 for p in parts):
+        raise ValueError(f"derive_seed takes non-negative integers, got {parts!r}")
+    return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(2, np.uint64)[0] >> np.uint64(1))
+
 # %% ../nbs/00_core.ipynb #9b18ca5f
 def get_device(device:str|torch.device="auto") -> torch.device:
     "Resolve `'auto'`, `'cpu'`, `'cuda'` or `'cuda:N'` to a `torch.device`, refusing CUDA where there is none."
@@ -55,6 +63,17 @@ def get_device(device:str|torch.device="auto") -> torch.device:
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {device!r} was requested but torch sees no CUDA device; use device='cpu' or 'auto'")
     return dev
+
+# %% ../nbs/00_core.ipynb #0e623a1b
+def to_tensor(
+    x,          # a tensor or an array-like
+    name:str,   # what `x` is, for the error message
+) -> torch.Tensor:
+    "`x` as a tensor: a tensor detached as is, an array-like through NumPy (no copy of a NumPy array)."
+    if isinstance(x, torch.Tensor): return x.detach()
+    try: return torch.as_tensor(np.asarray(x))
+    except (TypeError, ValueError, RuntimeError) as e:
+        raise ValueError(f"{name} must be an array or a tensor, got {type(x).__name__}") from e
 
 # %% ../nbs/00_core.ipynb #915e7f68
 def _umask() -> int:
@@ -113,6 +132,15 @@ def file_md5(path:str|Path, chunk:int=1<<20) -> str:
     with open(path, "rb") as f:
         for b in iter(lambda: f.read(chunk), b""): h.update(b)
     return h.hexdigest()
+
+# %% ../nbs/00_core.ipynb #4efb6e49
+def config_hash(
+    config:dict,  # JSON-able configuration (nested dicts, lists, numbers, strings)
+    n:int=16,     # hex digits kept
+) -> str:
+    "First `n` hex digits of the SHA-256 of a configuration as sorted-key JSON: the key of caches and checkpoints."
+    if not isinstance(config, dict): raise TypeError(f"config must be a dict, got {type(config).__name__}")
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=_jsonable).encode()).hexdigest()[:n]
 
 # %% ../nbs/00_core.ipynb #ce47754e
 def _git_state(path:Path) -> tuple[str|None, bool|None]:

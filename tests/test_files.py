@@ -38,7 +38,7 @@ def test_fetch_downloads_verifies_and_leaves_nothing_on_bad_md5(server, tmp_path
 
 _DECODE = """
 import sys, numpy as np
-from fewshot_nb.data import load_omniglot
+from fewshot_nb.data.omniglot import load_omniglot
 d = load_omniglot('background_small2', size=int(sys.argv[1]))
 print(len(d), int(d.images.sum()))
 """

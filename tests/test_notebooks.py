@@ -7,11 +7,12 @@ from nbdev.config import get_config
 
 ROOT = Path(__file__).resolve().parent.parent
 CFG = get_config(ROOT)
-NOTEBOOKS = sorted(p for p in (ROOT/"nbs").glob("*.ipynb") if not p.name.startswith("_"))
+NOTEBOOKS = sorted((p for p in (ROOT/"nbs").rglob("*.ipynb") if not p.name.startswith("_") and ".ipynb_checkpoints" not in p.parts),
+                   key=lambda p: str(p.relative_to(ROOT/"nbs")))
 _ANSI = re.compile(r"\x1B(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
 
 
-@pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=[str(p.relative_to(ROOT/"nbs").with_suffix("")) for p in NOTEBOOKS])
 def test_notebook(nb):
     # test_nb writes the failing cell's traceback to sys.__stderr__, which bypasses pytest's capture (and is
     # lost in an xdist worker): catch it so that it becomes part of this test's failure report.

@@ -41,8 +41,8 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path: sys.path.insert(0, str(ROOT))
 
-from fewshot_nb.solvers import synthetic_features
-from fewshot_nb.samplers import EpisodeSampler
+from fewshot_nb.solvers.base import synthetic_features
+from fewshot_nb.data.samplers import EpisodeSampler
 from fewshot_nb.metrics import accuracy, mean_ci, paired_comparison
 from fewshot_nb.core import save_csv
 
@@ -61,23 +61,25 @@ class Spec:
     ref_config: str   # its file under configs/dirichlet/methods_config/
 
 METHODS = {
-    "protonet":      Spec("fewshot_nb.solvers", "ProtoNet", "protonet", "ProtoNet", "protonet.yaml"),
-    "simpleshot":    Spec("fewshot_nb.solvers", "SimpleShot", "simpleshot", "SimpleShot", "simpleshot.yaml"),
-    "baseline":      Spec("fewshot_nb.tim", "Baseline", "baseline", "Baseline", "baseline.yaml"),
-    "baseline++":    Spec("fewshot_nb.tim", "BaselinePP", "baseline", "Baseline_PlusPlus", "baseline_pp.yaml"),
-    "entropy-min":   Spec("fewshot_nb.tim", "EntropyMin", "entropy_min", "Entropy_min", "entropy_min.yaml"),
-    "tim":           Spec("fewshot_nb.tim", "TIM", "tim", "TIM_GD", "tim.yaml"),
-    "alpha-tim":     Spec("fewshot_nb.tim", "AlphaTIM", "tim", "ALPHA_TIM", "alpha_tim.yaml"),
-    "pt-map":        Spec("fewshot_nb.transductive", "PTMAP", "pt_map", "PT_MAP", "pt_map.yaml"),
-    "laplacianshot": Spec("fewshot_nb.transductive", "LaplacianShot", "laplacianshot", "LaplacianShot", "laplacianshot.yaml"),
-    "bdcspn":        Spec("fewshot_nb.transductive", "BDCSPN", "bdcspn", "BDCSPN", "bdcspn.yaml"),
+    "protonet":      Spec("fewshot_nb.solvers.base", "ProtoNet", "protonet", "ProtoNet", "protonet.yaml"),
+    "simpleshot":    Spec("fewshot_nb.solvers.base", "SimpleShot", "simpleshot", "SimpleShot", "simpleshot.yaml"),
+    "baseline":      Spec("fewshot_nb.solvers.finetune", "Baseline", "baseline", "Baseline", "baseline.yaml"),
+    "baseline++":    Spec("fewshot_nb.solvers.finetune", "BaselinePP", "baseline", "Baseline_PlusPlus", "baseline_pp.yaml"),
+    "entropy-min":   Spec("fewshot_nb.solvers.finetune", "EntropyMin", "entropy_min", "Entropy_min", "entropy_min.yaml"),
+    "tim":           Spec("fewshot_nb.solvers.finetune", "TIM", "tim", "TIM_GD", "tim.yaml"),
+    "alpha-tim":     Spec("fewshot_nb.solvers.finetune", "AlphaTIM", "tim", "ALPHA_TIM", "alpha_tim.yaml"),
+    "pt-map":        Spec("fewshot_nb.solvers.transductive", "PTMAP", "pt_map", "PT_MAP", "pt_map.yaml"),
+    "laplacianshot": Spec("fewshot_nb.solvers.transductive", "LaplacianShot", "laplacianshot", "LaplacianShot", "laplacianshot.yaml"),
+    "bd-cspn":       Spec("fewshot_nb.solvers.transductive", "BDCSPN", "bdcspn", "BDCSPN", "bdcspn.yaml"),
 }
 
 def our_class(name:str):
     "Our solver class for `name`, imported lazily; None (with the reason) if it cannot be imported yet."
     s = METHODS[name]
-    try: return getattr(importlib.import_module(s.module), s.cls), None
+    try: cls = getattr(importlib.import_module(s.module), s.cls)
     except (ImportError, AttributeError) as e: return None, f"{s.module}.{s.cls} is not importable ({type(e).__name__}: {e})"
+    if cls.name != name: raise RuntimeError(f"{s.cls}.name is {cls.name!r} but this script calls it {name!r}: use the solver's own name")
+    return cls, None
 
 # ------------------------------------------------------------------------------ reference configuration
 
@@ -137,7 +139,7 @@ def reference_hparams(name:str, a:types.SimpleNamespace, shot:int) -> list[tuple
     lr_key = {"baseline": "lr_baseline", "baseline++": "lr_baseline", "entropy-min": "lr_entropy_min",
               "tim": "lr_tim", "alpha-tim": "lr_alpha_tim"}.get(name)
     if name in ("protonet", "pt-map"): add("features (raw)", "none", "norm")
-    if name in ("simpleshot", "laplacianshot", "bdcspn"): add("norm_type", NORM_OF.get(a.norm_type, a.norm_type), "norm")
+    if name in ("simpleshot", "laplacianshot", "bd-cspn"): add("norm_type", NORM_OF.get(a.norm_type, a.norm_type), "norm")
     if lr_key:
         add("features", "none" if name in ("baseline", "baseline++") else "l2", "norm")
         add("temp", float(a.temp), "tau", "temp", "temperature")

@@ -1,0 +1,77 @@
+"""The package's import graph: imports run one way (each module imports only modules whose notebooks come
+earlier in the numbering), no private name crosses a module boundary, and the solvers never need the trainer."""
+import ast, json, re
+from pathlib import Path
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PKG = ROOT/"fewshot_nb"
+
+
+def _notebook_order() -> dict[str, tuple]:
+    "module name -> sort key of the notebook that exports it (its number, e.g. '31' for solvers/31_base)."
+    order = {}
+    for nb in (ROOT/"nbs").rglob("*.ipynb"):
+        m = re.search(r"#\| default_exp ([\w.]+)", nb.read_text())
+        if m and re.match(r"\d", nb.name): order[m.group(1)] = nb.name.split("_")[0]
+    return order
+
+
+ORDER = _notebook_order()
+
+
+def _imports(path: Path) -> list[tuple[str, list[str]]]:
+    "(absolute module imported from fewshot_nb, names imported) for every import of the package in `path`."
+    mod = path.relative_to(ROOT).with_suffix("").parts
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:   # relative: resolve against the module's package
+                base = list(mod[:-node.level]) if node.level <= len(mod) else []
+                target = ".".join(base + ([node.module] if node.module else []))
+            elif node.module and node.module.startswith("fewshot_nb"): target = node.module
+            else: continue
+            out.append((target.removeprefix("fewshot_nb").lstrip("."), [a.name for a in node.names]))
+        elif isinstance(node, ast.Import):
+            out += [(a.name.removeprefix("fewshot_nb").lstrip("."), []) for a in node.names if a.name.startswith("fewshot_nb.")]
+    return out
+
+
+MODULES = sorted(p for p in PKG.rglob("*.py") if p.name not in ("__init__.py", "_modidx.py"))
+NAME = {p: ".".join(p.relative_to(PKG).with_suffix("").parts) for p in MODULES}
+
+
+def test_every_module_comes_from_a_numbered_notebook():
+    missing = [NAME[p] for p in MODULES if NAME[p] not in ORDER]
+    assert not missing, f"modules without a numbered notebook exporting them: {missing}"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[NAME[p] for p in MODULES])
+def test_imports_run_one_way(path):
+    me = NAME[path]
+    for target, names in _imports(path):
+        if target == "" or target not in ORDER: continue     # the package itself / a subpackage's __init__
+        assert ORDER[target] < ORDER[me], (f"{me} (notebook {ORDER[me]}) imports {target} (notebook {ORDER[target]}): "
+                                           "a module may import only from notebooks numbered before its own")
+        private = [n for n in names if n.startswith("_")]
+        assert not private, f"{me} imports private names {private} from {target}: make them public or keep them local"
+
+
+@pytest.mark.parametrize("mod", ["tasks", "features", "solvers.losses", "solvers.base", "solvers.finetune",
+                                 "solvers.transductive", "solvers.baselines"])
+def test_solvers_and_features_do_not_need_the_trainer(mod):
+    path = PKG.joinpath(*mod.split(".")).with_suffix(".py")
+    bad = [t for t, _ in _imports(path) if t.startswith("training") or t.startswith("generation") or t.startswith("bench")]
+    assert not bad, f"{mod} imports {bad}: solvers, tasks and features must work without the training stack"
+
+
+def test_one_solver_registry():
+    import fewshot_nb.solvers.finetune, fewshot_nb.solvers.transductive  # noqa: F401 (registers their solvers)
+    from fewshot_nb.solvers.base import SOLVERS
+    assert set(SOLVERS) >= {"protonet", "simpleshot", "baseline", "baseline++", "entropy-min", "tim", "alpha-tim",
+                            "pt-map", "laplacianshot", "bd-cspn"}
+    assert all(cls.name == name for name, cls in SOLVERS.items())
+    # the benchmark script spells every method as the solver does
+    text = (ROOT/"tools"/"bench_solvers.py").read_text()
+    keys = re.findall(r'^    "([\w+-]+)":\s+Spec\(', text, re.M)
+    assert keys and set(keys) <= set(SOLVERS), set(keys) - set(SOLVERS)
