@@ -87,7 +87,7 @@ class SimpleShot(ProtoNet):
     name = "simpleshot"
     def __init__(self, norm="cl2n", tau=15.0, base_mean=None): Solver.__init__(self, norm, tau, base_mean)
 
-# %% ../../nbs/solvers/31_base.ipynb #1dc95b71
+# %% ../../nbs/solvers/31_base.ipynb #1c5ae64e
 def make_solver(
     name:str,  # a key of `SOLVERS`, e.g. 'tim', 'alpha-tim', 'pt-map'
     **kw,      # constructor arguments of that solver
