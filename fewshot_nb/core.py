@@ -46,7 +46,7 @@ def as_rng(seed:int|np.random.Generator|None=None) -> np.random.Generator:
         raise ValueError(f"seed must be a non-negative integer, a numpy Generator or None, got {seed!r}")
     return np.random.default_rng(seed)
 
-# %% ../nbs/00_core.ipynb #0e192a30
+# %% ../nbs/00_core.ipynb #9a938693
 def derive_seed(*parts:int) -> int:
     "A 63-bit seed derived from integers (e.g. `(seed, step)`), stable across runs and platforms."
     if not parts: raise ValueError("derive_seed needs at least one integer, e.g. derive_seed(seed, step)")
@@ -64,7 +64,7 @@ def get_device(device:str|torch.device="auto") -> torch.device:
         raise ValueError(f"device {device!r} was requested but torch sees no CUDA device; use device='cpu' or 'auto'")
     return dev
 
-# %% ../nbs/00_core.ipynb #0e623a1b
+# %% ../nbs/00_core.ipynb #fcfb16d1
 def to_tensor(
     x,          # a tensor or an array-like
     name:str,   # what `x` is, for the error message
@@ -133,7 +133,7 @@ def file_md5(path:str|Path, chunk:int=1<<20) -> str:
         for b in iter(lambda: f.read(chunk), b""): h.update(b)
     return h.hexdigest()
 
-# %% ../nbs/00_core.ipynb #4efb6e49
+# %% ../nbs/00_core.ipynb #535c9786
 def config_hash(
     config:dict,  # JSON-able configuration (nested dicts, lists, numbers, strings)
     n:int=16,     # hex digits kept

@@ -105,7 +105,7 @@ def split_classes(
                          "load the Omniglot sets it needs (see the table in the features docs)")
     return parts
 
-# %% ../nbs/21_features.ipynb #0760e294
+# %% ../nbs/21_features.ipynb #8ab30f6e
 CACHE_FORMAT, CACHE_VERSION = "fewshot_nb.features", 2   # 2: the features as a FeatureSource.state()
 
 class FeatureCacheError(ValueError):
