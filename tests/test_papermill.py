@@ -83,7 +83,7 @@ def test_exp_realistic_injected_and_rerun_reuses_features(tmp_path):
 def test_exp_realistic_on_user_features(tmp_path):
     "Features a user saved as a FeatureSource (plus a base mean) run the same experiment; without a base mean, CL2N methods are refused."
     import torch
-    from fewshot_nb.solvers import synthetic_features
+    from fewshot_nb.solvers.base import synthetic_features
     src, base_mean = synthetic_features(n_classes=12, n_per_class=60, dim=32, seed=5)
     src.save(tmp_path/"feats.pt"); torch.save(base_mean, tmp_path/"base_mean.pt")
     params = dict(features=str(tmp_path/"feats.pt"), base_features=str(tmp_path/"base_mean.pt"),
@@ -106,8 +106,7 @@ def test_exp_realistic_on_user_features(tmp_path):
 
 def test_exp_beta_injected_and_rerun_loads_checkpoints(tmp_path):
     "The main job with tiny injected parameters writes every output; a second run loads the models it trained."
-    from fewshot_nb.backbones import load_critic
-    from fewshot_nb.genmetrics import save_critic
+    from fewshot_nb.generation.critics import load_critic, save_critic
     out, critics = tmp_path/"out", tmp_path/"critics"
     for kind in ("simclr", "protonet"): save_critic(load_critic(kind), critics/f"{kind}.pt")   # "your own" critics
     params = dict(model="vae_stn", betas=[0.5, 1.0, 3.0], steps=4, n_per_class=5, seed=1, critics=str(critics),
@@ -148,3 +147,68 @@ def test_exp_beta_refuses_bad_parameters(tmp_path):
             assert message in str(e), e
         else:
             raise AssertionError(f"{params} was accepted")
+
+
+# --- parameters are checked before any work (fewshot_nb.bench.experiment.check_parameters) ---
+import ast, re, subprocess, sys
+import pytest
+
+PAPERMILL = str(Path(sys.executable).parent/"papermill")   # the venv's papermill, whose python3 kernel is the venv
+EXP_NOTEBOOKS = sorted(p.name for p in (ROOT/"nbs").glob("exp_*.ipynb"))
+
+
+def _lake_runs(tmp_path, **params):
+    return pm.execute_notebook(str(ROOT/"nbs"/"exp_lake_runs.ipynb"), str(tmp_path/"executed.ipynb"),
+                               parameters=dict(out_dir=str(tmp_path/"out"), **params), cwd=str(ROOT),
+                               kernel_name="python3", progress_bar=False)
+
+
+def test_unknown_parameter_is_refused(tmp_path):
+    "papermill only warns about a name the notebook does not declare; the notebook stops on it, naming it, before any work."
+    with pytest.raises(pm.PapermillExecutionError) as e:
+        _lake_runs(tmp_path, no_such=1)
+    assert "unknown parameter 'no_such'" in str(e.value) and "this notebook accepts" in str(e.value), e.value
+    assert not (tmp_path/"out").exists()                      # stopped before the output folder was made
+
+
+def test_unknown_parameter_cli_exits_nonzero(tmp_path):
+    "The command line form: `papermill nbs/exp_lake_runs.ipynb OUT -p no_such 1` exits non-zero with the message."
+    r = subprocess.run([PAPERMILL, "nbs/exp_lake_runs.ipynb", str(tmp_path/"executed.ipynb"), "-p", "no_such", "1",
+                        "-p", "out_dir", str(tmp_path/"out"), "-k", "python3", "--cwd", str(ROOT), "--no-progress-bar"],
+                       cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode != 0, r.stdout + r.stderr
+    assert "unknown parameter 'no_such'" in r.stdout + r.stderr, r.stderr   # the notebook's error, not papermill's warning
+    assert not (tmp_path/"out").exists()
+
+
+def test_list_parameter_as_comma_string_is_refused(tmp_path):
+    "`-p baselines pixel_nn,mhd` is refused with the way to write a list; the other bad values are reported with it."
+    with pytest.raises(pm.PapermillExecutionError) as e:
+        _lake_runs(tmp_path, baselines="pixel_nn,mhd", n_tasks=True)
+    msg = str(e.value)
+    assert "parameter 'baselines' must be list[str], got 'pixel_nn,mhd'" in msg and "YAML" in msg and "-y" in msg, msg
+    assert "parameter 'n_tasks' must be int, got True" in msg, msg
+    assert not (tmp_path/"out").exists()
+
+
+def _declared(nb_path):
+    "Names the parameters cell assigns, and whether each is annotated."
+    nb = json.loads(nb_path.read_text())
+    src = "".join(next(c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))["source"])
+    out = {}
+    for node in ast.parse(src).body:
+        if isinstance(node, ast.AnnAssign): out[node.target.id] = True
+        elif isinstance(node, ast.Assign): out.update({n.id: False for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)})
+    return out
+
+
+@pytest.mark.parametrize("name", EXP_NOTEBOOKS)
+def test_help_notebook_types_every_parameter(name):
+    "`papermill --help-notebook` lists every parameter of the parameters cell with its type (and its help comment)."
+    r = subprocess.run([PAPERMILL, "--help-notebook", f"nbs/{name}"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    listed = dict(re.findall(r"^  (\w+): (.+?) \(default ", r.stdout, flags=re.M))
+    declared = _declared(ROOT/"nbs"/name)
+    assert declared and all(declared.values()), {k for k, v in declared.items() if not v}   # every one annotated
+    assert list(listed) == list(declared), (listed, declared)                                # none left out of the help
+    assert "Unknown type" not in listed.values(), listed
