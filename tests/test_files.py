@@ -3,7 +3,7 @@ import hashlib, http.server, os, subprocess, sys, threading
 from pathlib import Path
 import numpy as np
 import pytest
-from fewshot_nb import data as fd
+from fewshot_nb.data import omniglot as fd
 
 ROOT = Path(__file__).resolve().parent.parent
 
