@@ -17,8 +17,8 @@ from .data.sources import FeatureSource
 
 
 # %% auto #0
-__all__ = ['SPLITS', 'CACHE_FORMAT', 'CACHE_VERSION', 'extract_features', 'split_classes', 'FeatureCacheError',
-           'read_feature_cache', 'write_feature_cache', 'load_features']
+__all__ = ['SPLITS', 'CACHE_FORMAT', 'CACHE_VERSION', 'unit_floats', 'embed_images', 'extract_features', 'split_classes',
+           'FeatureCacheError', 'read_feature_cache', 'write_feature_cache', 'load_features']
 
 # %% ../nbs/21_features.ipynb #01f8a583
 def _as_names(labels, class_names, n:int):
@@ -30,6 +30,24 @@ def _as_names(labels, class_names, n:int):
     if len(codes) and (codes.min() < 0 or codes.max() >= len(class_names)):
         raise ValueError(f"labels hold codes in [{codes.min()}, {codes.max()}] but class_names has {len(class_names)} names")
     return np.asarray(class_names)[codes]
+
+def unit_floats(x:torch.Tensor) -> torch.Tensor:
+    "Images as float in [0, 1]: uint8 (0..255) divided by 255, floating point taken as it is."
+    return x.float().div_(255) if x.dtype == torch.uint8 else x.float()
+
+def embed_images(
+    embed,                 # callable: (b, C, H, W) float images on `device` -> (b, d) features
+    images,                # (n, C, H, W) tensor (uint8 0..255 or float in [0, 1]), or anything with `.floats(idx)` (`TrainData`)
+    device,                # where `embed` runs
+    idx=None,              # rows of `images` to embed (default all)
+    batch_size:int=256,    # images per forward pass
+) -> torch.Tensor:         # (len(idx), d) features on `device`
+    "Features of many images, `batch_size` at a time, without gradients (the caller chooses eval or training mode)."
+    get = images.floats if hasattr(images, "floats") else (lambda i: unit_floats(images[i]))
+    n = len(images) if idx is None else len(idx)
+    idx = torch.arange(n) if idx is None else torch.as_tensor(idx)
+    with torch.no_grad():
+        return torch.cat([embed(get(idx[i:i + batch_size]).to(device)) for i in range(0, n, batch_size)])
 
 def extract_features(
     model:nn.Module,        # a backbone (images -> (n, d) features) or a `Method` (its `embed` is used)
@@ -64,14 +82,7 @@ def extract_features(
     if first is None: raise ValueError("the model has no parameters: pass a backbone or a Method")
     home, dev, was = first.device, get_device(device), model.training
     model.to(dev).eval()
-    try:
-        with torch.no_grad():
-            chunks = []
-            for i in range(0, len(x), int(batch_size)):
-                xb = x[i:i + int(batch_size)].to(dev)
-                xb = xb.float().div_(255) if xb.dtype == torch.uint8 else xb.float()
-                chunks.append(embed(xb).float().cpu())
-            feats = torch.cat(chunks)
+    try: feats = embed_images(embed, x, dev, batch_size=int(batch_size)).float().cpu()
     finally: model.to(home).train(was)
     return FeatureSource(feats, labels, groups)
 

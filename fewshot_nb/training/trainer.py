@@ -14,6 +14,7 @@ from ..core import get_device, atomic_write, as_rng, derive_seed
 from ..data.samplers import EpisodeSampler, EpisodeBatch, TaskManifest
 from ..metrics import accuracy, mean_ci
 from ..tasks import prototypes, proto_logits
+from ..features import embed_images, unit_floats
 import json
 from ..data.augment import rotation_classes
 
@@ -55,8 +56,7 @@ class TrainData:
 
     def floats(self, idx) -> torch.Tensor:
         "Images `idx` as float in [0, 1]."
-        x = self.x[idx]
-        return x.float().div_(255) if x.dtype == torch.uint8 else x.float()
+        return unit_floats(self.x[idx])
 
     def to(self, device) -> "TrainData":
         "Move the images and labels to `device`."
@@ -157,12 +157,7 @@ class Method(nn.Module):
                  ) -> torch.Tensor:      # (len(idx), d) features, on the images' device
         "Features of many images in eval mode, in chunks."
         was = self.training; self.eval()
-        try:
-            get = images.floats if isinstance(images, TrainData) else (lambda i: images[i].float())
-            n = len(images) if idx is None else len(idx)
-            idx = torch.arange(n) if idx is None else torch.as_tensor(idx)
-            dev = next(self.parameters()).device
-            return torch.cat([self.embed(get(idx[i:i + batch_size]).to(dev)) for i in range(0, n, batch_size)])
+        try: return embed_images(self.embed, images, next(self.parameters()).device, idx, batch_size)
         finally: self.train(was)
 
     @torch.no_grad()
