@@ -1,8 +1,9 @@
 """The experiment notebooks run under papermill with injected parameters (the README's main job)."""
-import json, os
+import ast, json, os, re, subprocess, sys
 from pathlib import Path
 import pandas as pd
 import papermill as pm
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -150,9 +151,6 @@ def test_exp_beta_refuses_bad_parameters(tmp_path):
 
 
 # --- parameters are checked before any work (fewshot_nb.bench.experiment.check_parameters) ---
-import ast, re, subprocess, sys
-import pytest
-
 PAPERMILL = str(Path(sys.executable).parent/"papermill")   # the venv's papermill, whose python3 kernel is the venv
 EXP_NOTEBOOKS = sorted(p.name for p in (ROOT/"nbs").glob("exp_*.ipynb"))
 

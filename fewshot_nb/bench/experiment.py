@@ -9,8 +9,7 @@ from __future__ import annotations
 import ast, math, numbers, re, types, typing
 from dataclasses import dataclass, asdict, fields
 import pandas as pd
-try: import yaml   # PyYAML: installed with papermill, which is what passes strings to parse
-except ImportError: yaml = None
+import yaml
 
 # %% auto #0
 __all__ = ['PAPERMILL_NAMES', 'injected_parameters', 'declared_parameters', 'type_name', 'check_value', 'check_parameters',
@@ -49,14 +48,12 @@ def type_name(tp) -> str:
     if origin is not None: return f"{origin.__name__}[{', '.join(type_name(a) for a in args)}]"
     return getattr(tp, "__name__", str(tp))
 
-if yaml is not None:
-    class _Loader(yaml.SafeLoader): "PyYAML's safe loader, reading `1e-3` as a float (YAML 1.2) rather than a string (YAML 1.1)"
-    _Loader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*(\.[0-9_]*)?[eE][-+]?[0-9]+$"),
-                                  list("-+0123456789"))
+class _Loader(yaml.SafeLoader): "PyYAML's safe loader, reading `1e-3` as a float (YAML 1.2) rather than a string (YAML 1.1)"
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*(\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+                              list("-+0123456789"))
 
 def _from_yaml(s:str, kind:type):
     "Parse `s` as YAML and return it if it is a `kind` (list or dict), else raise `_Mismatch`."
-    if yaml is None: raise _Mismatch(f"PyYAML is needed to read a {kind.__name__} from a string")
     try: v = yaml.load(s, Loader=_Loader)
     except yaml.YAMLError as e: raise _Mismatch(f"not valid YAML ({str(e).splitlines()[0]})") from None
     if not isinstance(v, kind): raise _Mismatch("")
@@ -114,7 +111,7 @@ def check_value(
     except _Mismatch as e: hint = str(e)
     alts = typing.get_args(tp) if typing.get_origin(tp) in (typing.Union, types.UnionType) else (tp,)
     kinds = [typing.get_origin(a) or a for a in alts]
-    if isinstance(value, str) and (list in kinds or dict in kinds) and not hint.startswith("PyYAML"):
+    if isinstance(value, str) and (list in kinds or dict in kinds):
         item = next((typing.get_args(a) or (str,) for a in alts if (typing.get_origin(a) or a) is list), (str,))[0]
         ex = {int: "[1, 2]", float: "[0.5, 1]"}.get(item, "[a, b]") if list in kinds else "{key: value}"
         hint = (f"{hint + '; ' if hint else ''}give a {'list' if list in kinds else 'dict'} in YAML syntax, "

@@ -1,4 +1,4 @@
-"""Conv4, the critic of Boutin et al., ResNet-12, ResNet-18 and WRN-28-10 for few-shot learning
+"""Conv4, ResNet-12, ResNet-18 and WRN-28-10 for few-shot learning
 
 Docs: https://fewshot-nb.github.io/fewshot_nb/training/backbones.html.md"""
 
