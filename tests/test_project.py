@@ -57,3 +57,14 @@ def test_no_machine_paths(nb_path):
     hits = [f"cell {i} {where}: ...{text[max(m.start()-40, 0):m.end()+40]!r}..."
             for i, c in enumerate(nb.cells) for where, text in _texts(c) for m in [MACHINE_PATH.search(text)] if m]
     assert not hits, f"{nb_path.name} stores machine paths:\n" + "\n".join(hits)
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[str(p.relative_to(NBS)) for p in NOTEBOOKS])
+def test_stored_images_are_small(nb_path):
+    "The docs show stored figures as they are: none over 100 kB (lower the figure's dpi or size)."
+    import base64
+    nb = nbformat.read(nb_path, as_version=4)
+    big = [f"cell {i}: {len(base64.b64decode(o['data'][m])) / 1000:.0f} kB {m}"
+           for i, c in enumerate(nb.cells) for o in c.get("outputs", []) for m in ("image/png", "image/jpeg")
+           if m in o.get("data", {}) and len(base64.b64decode(o["data"][m])) > 100_000]
+    assert not big, f"{nb_path.name} stores images over 100 kB:\n" + "\n".join(big)

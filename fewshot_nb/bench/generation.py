@@ -6,10 +6,11 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bench/generation.html.md"""
 
 # %% ../../nbs/bench/62_generation.ipynb #3956d97f
 from __future__ import annotations
-import time, json, hashlib
+import time, json
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 from torch import Tensor
+from ..core import config_hash
 from ..data.omniglot import load_omniglot
 from ..data.splits import weak_split
 from ..generation.critics import Critic, critics_from_folder, critic_features
@@ -171,11 +172,12 @@ def run_generator(
     **kwargs,                 # constructor arguments (beta, set_size, n_steps, z_dim, ...)
 ) -> dict:                    # model, tag, steps, samples, per-class scores, final loss, timing, and a one-line summary
     "Build a model by name, train it (or load it from `checkpoints`), draw samples for every test class and score them."
+    torch.manual_seed(seed)   # the initial weights come from the training seed, not from whatever ran before
     m = make_generator(name, preset, image_size=bench.image_size, **kwargs)
     n_steps = steps if epochs is None else int(epochs * m.batches(bench.train, batch_size).steps_per_epoch)
     recipe = {**training_recipe(name, preset), **({} if lr is None else dict(lr=lr))}
-    key = json.dumps([m.config(), n_steps, batch_size, recipe, seed], sort_keys=True)
-    tag = "_".join([p for p in (name, label, f"seed{seed}", hashlib.md5(key.encode()).hexdigest()[:8]) if p])
+    key = config_hash(dict(model=m.config(), steps=n_steps, batch_size=batch_size, recipe=recipe, seed=seed), n=8)
+    tag = "_".join([p for p in (name, label, f"seed{seed}", key) if p])
     tr = train_generator(m, bench.train, n_steps, batch_size=batch_size, seed=seed, device=device,
                          checkpoint=None if checkpoints is None else Path(checkpoints) / f"{tag}.pt", **recipe)
     t0 = time.perf_counter()

@@ -265,18 +265,19 @@ def show_samples(
     max_samples:int=10,  # samples shown per row
     size:float=0.6,      # inches per image
     title:str|None=None,
+    dpi:int=72,          # pixels per inch of the figure (the stored grids stay well under 100 KB)
 ):
     "A grid: each row a class, its prototype framed in red, then its samples."
     import matplotlib.pyplot as plt
     if samples.ndim != 5 or len(samples) != len(prototypes):
         raise ValueError(f"samples must be (n_classes, n_samples, C, H, W) with n_classes = {len(prototypes)}, got {tuple(samples.shape)}")
     r, c = min(len(prototypes), max_classes), min(samples.shape[1], max_samples)
-    fig, axes = plt.subplots(r, c + 1, figsize=(size * (c + 1), size * r), squeeze=False)
+    fig, axes = plt.subplots(r, c + 1, figsize=(size * (c + 1), size * r), squeeze=False, dpi=dpi)
     for i in range(r):
         for j in range(c + 1):
             ax = axes[i, j]
             img = (prototypes[i] if j == 0 else samples[i, j - 1])[0].detach().cpu().numpy()
-            ax.imshow(1 - img, cmap="gray", vmin=0, vmax=1); ax.set_xticks([]); ax.set_yticks([])
+            ax.imshow(1 - img, cmap="gray", vmin=0, vmax=1, interpolation="nearest"); ax.set_xticks([]); ax.set_yticks([])
             for s in ax.spines.values():
                 s.set_visible(j == 0); s.set_color("red"); s.set_linewidth(2)
     if title: fig.suptitle(title)
