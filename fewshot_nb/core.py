@@ -6,7 +6,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/core.html.md"""
 
 # %% ../nbs/00_core.ipynb #fac9fd2c
 from __future__ import annotations
-import os, sys, json, random, platform, tempfile, hashlib, subprocess, contextlib, datetime
+import os, re, sys, json, random, platform, tempfile, hashlib, subprocess, contextlib, datetime, importlib.util
 from pathlib import Path
 from dataclasses import dataclass, field, asdict
 from typing import Any, Iterator
@@ -15,7 +15,7 @@ import torch
 
 # %% auto #0
 __all__ = ['seed_everything', 'as_rng', 'derive_seed', 'get_device', 'to_tensor', 'atomic_write', 'save_json', 'save_csv',
-           'array_digest', 'file_md5', 'config_hash', 'package_versions', 'RunRecord']
+           'array_digest', 'file_md5', 'config_hash', 'source_checkout', 'package_versions', 'RunRecord']
 
 # %% ../nbs/00_core.ipynb #7c7137cd
 def seed_everything(
@@ -143,15 +143,41 @@ def config_hash(
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=_jsonable).encode()).hexdigest()[:n]
 
 # %% ../nbs/00_core.ipynb #ce47754e
+def _git(path:Path, *args:str) -> str|None:
+    "Output of `git <args>` run in `path`, or None if git is missing or fails."
+    try:
+        r = subprocess.run(["git", *args], cwd=path, capture_output=True, text=True, timeout=10)
+        return r.stdout.strip() if r.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError): return None
+
 def _git_state(path:Path) -> tuple[str|None, bool|None]:
     "Commit hash of the repository containing `path` and whether its tracked files have changes."
+    commit = _git(path, "rev-parse", "HEAD")
+    if commit is None: return None, None
+    dirty = _git(path, "status", "--porcelain", "--untracked-files=no")
+    return commit, None if dirty is None else bool(dirty)
+
+def _names_fewshot_nb(pyproject:Path) -> bool:
+    "Whether `pyproject` is fewshot_nb's: `[project] name` or `[tool.nbdev] lib_path` is 'fewshot_nb'."
+    try: text = pyproject.read_text()
+    except OSError: return False
     try:
-        run = lambda *a: subprocess.run(["git", *a], cwd=path, capture_output=True, text=True, timeout=10)
-        commit = run("rev-parse", "HEAD")
-        if commit.returncode: return None, None
-        dirty = run("status", "--porcelain", "--untracked-files=no")
-        return commit.stdout.strip(), bool(dirty.stdout.strip())
-    except (OSError, subprocess.SubprocessError): return None, None
+        import tomllib
+        cfg = tomllib.loads(text)
+        return "fewshot_nb" in (cfg.get("project", {}).get("name"), cfg.get("tool", {}).get("nbdev", {}).get("lib_path"))
+    except ImportError:   # Python 3.10: no TOML parser in the standard library
+        return re.search(r'^\s*(name|lib_path)\s*=\s*["\']fewshot_nb["\']', text, re.M) is not None
+    except ValueError: return False
+
+def source_checkout(
+    package_dir:str|Path, # folder of the fewshot_nb package, as imported
+) -> Path|None:           # top level of the git checkout whose library folder it is, or None
+    "The fewshot_nb checkout that `package_dir` is the library folder of; None for an installed copy."
+    package_dir = Path(package_dir).resolve()
+    top = _git(package_dir.parent, "rev-parse", "--show-toplevel")
+    if top is None: return None
+    top = Path(top).resolve()
+    return top if package_dir == top/"fewshot_nb" and _names_fewshot_nb(top/"pyproject.toml") else None
 
 def package_versions(names=("fewshot_nb", "torch", "numpy", "scipy", "pandas")) -> dict:
     "Installed versions of `names` (None for a package that is not installed)."
@@ -163,6 +189,10 @@ def package_versions(names=("fewshot_nb", "torch", "numpy", "scipy", "pandas")) 
     return out
 
 # %% ../nbs/00_core.ipynb #541d95ae
+def _package_dir() -> Path:
+    "The folder of the fewshot_nb package that is imported."
+    return Path(importlib.util.find_spec("fewshot_nb").origin).resolve().parent
+
 @dataclass
 class RunRecord:
     "What a result needs to be rerun and audited: parameters, seed, versions, code commit and device."
@@ -170,22 +200,31 @@ class RunRecord:
     seed: int|None = None             # the seed given to `seed_everything`
     device: str = "cpu"               # where the computation ran
     versions: dict = field(default_factory=package_versions)
-    git_commit: str|None = None       # HEAD of the repository the code was run from
-    git_dirty: bool|None = None       # True if tracked files had uncommitted changes
+    git_commit: str|None = None       # HEAD of fewshot_nb's checkout, if the package ran from one (else None)
+    git_dirty: bool|None = None       # True if that checkout's tracked files had uncommitted changes
     started: str = field(default_factory=lambda: datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
     deterministic: bool = False       # whether torch's deterministic algorithms were on
     host: dict = field(default_factory=lambda: {"platform": platform.platform(), "cpus": os.cpu_count(),
                                                 "torch_threads": torch.get_num_threads()})
     extra: dict = field(default_factory=dict)  # anything else worth keeping (timings, data digests)
+    package_version: str|None = None  # installed version of fewshot_nb (None in records written before it was kept)
 
     @classmethod
-    def create(cls, params:dict, seed:int|None=None, device="cpu", repo:str|Path|None=None, **extra):
-        "Record for `params` now, with the git state of `repo` (default: this package's source tree)."
-        repo = Path(repo) if repo is not None else Path(__file__).resolve().parent
-        commit, dirty = _git_state(repo)
+    def create(cls,
+               params:dict,           # the experiment's parameters
+               seed:int|None=None,    # the seed given to `seed_everything`
+               device="cpu",          # where the computation runs
+               package_dir:str|Path|None=None, # the fewshot_nb package folder (default: the one imported)
+               **extra,               # anything else worth keeping, into `extra`
+              ) -> RunRecord:
+        "Record for `params` now: versions, fewshot_nb's version and, if it runs from its own checkout, the commit."
+        if "repo" in extra: raise TypeError("RunRecord.create no longer takes `repo`: the commit is that of fewshot_nb's own checkout")
+        checkout = source_checkout(package_dir if package_dir is not None else _package_dir())
+        commit, dirty = _git_state(checkout) if checkout is not None else (None, None)
         dev = torch.device(device)
-        rec = cls(params=dict(params), seed=seed, device=str(dev), git_commit=commit, git_dirty=dirty,
-                  deterministic=torch.are_deterministic_algorithms_enabled(), extra=extra)
+        versions = package_versions()
+        rec = cls(params=dict(params), seed=seed, device=str(dev), versions=versions, git_commit=commit, git_dirty=dirty,
+                  deterministic=torch.are_deterministic_algorithms_enabled(), extra=extra, package_version=versions["fewshot_nb"])
         if dev.type == "cuda": rec.host["gpu"] = torch.cuda.get_device_name(dev)
         return rec
 

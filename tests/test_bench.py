@@ -17,9 +17,15 @@ def test_bench_quick_run_writes_table(tmp_path):
                      "--out", str(out)])
     assert list(df.columns) == bench.COLUMNS and len(df) == 3
     assert set(df.method) == {"protonet", "tim", "pt-map"} and set(df.impl) == {"fewshot_nb"} and set(df.device) == {"cpu"}
-    assert (df.n_tasks == 100).all() and (df.tasks_per_s > 0).all() and df.acc_mean.between(20, 100).all()
+    assert (df.n_tasks == 100).all() and (df.tasks_per_s > 0).all() and (df.acc_mean <= 100).all()
+    # Accuracies (%) measured on these 100 tasks (5-way 1-shot, 75 queries in Dirichlet(2) proportions, 1 thread):
+    # protonet 46.6, tim 71.4, pt-map 71.0 (95% half-widths about 1.9). What solvers that learned nothing reach on
+    # the same tasks: uniformly random labels 20.0 (at most 21.2 over 200 seeds), one constant label 20.2, and even
+    # a predictor told each task's largest query class, which it gives to every query, only 36.8.
     a = df.set_index("method").acc_mean
-    assert a["tim"] > a["protonet"] and a["pt-map"] > a["protonet"]   # transductive methods help on these synthetic tasks
+    assert a["protonet"] > 42, a
+    assert a["tim"] > 65 and a["pt-map"] > 65, a
+    assert a["tim"] > a["protonet"] + 15 and a["pt-map"] > a["protonet"] + 15, a   # transduction helps by 24 points here
     pd.testing.assert_frame_equal(pd.read_csv(out), df, check_dtype=False)
 
 

@@ -10,6 +10,7 @@ import json, time
 from pathlib import Path
 from dataclasses import dataclass, asdict, field
 import numpy as np, torch
+from fastcore.basics import patch
 from ..core import as_rng, atomic_write, array_digest
 from .sources import check_one_group
 
@@ -291,11 +292,12 @@ def _sample_arrays(self, n_tasks:int, rng) -> dict:
                 classes=classes, groups=self.group_ids[g])
 
 
-def _sample_batch(self,
-                 n_tasks:int,  # number of tasks
-                 seed=None,    # seed or Generator
+@patch
+def sample_batch(self:EpisodeSampler,
+                 n_tasks:int,      # number of tasks
+                 seed=None,        # seed or Generator
                  chunk:int=20_000, # tasks drawn per vectorised step (bounds memory)
-                ) -> EpisodeBatch:
+                ) -> EpisodeBatch: # the tasks as stacked tensors, padded where they are ragged
     "Draw `n_tasks` tasks as an `EpisodeBatch`; the same seed gives the same batch."
     if n_tasks < 1: raise ValueError(f"n_tasks must be >= 1, got {n_tasks}")
     rng = as_rng(seed)
@@ -311,12 +313,14 @@ def _sample_batch(self,
         parts = [cat]
     return EpisodeBatch(**{k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in parts[0].items()})
 
-def _sample(self, seed=None) -> Episode:
+@patch
+def sample(self:EpisodeSampler,
+           seed=None,     # seed or Generator
+          ) -> Episode:   # one task
     "Draw one task as an `Episode`."
-    return _sample_batch(self, 1, seed)[0]
+    return self.sample_batch(1, seed)[0]
 
-# methods of EpisodeSampler, written here rather than in the class so that each part can be read with its explanation
-EpisodeSampler._draw_query_counts, EpisodeSampler.sample_batch, EpisodeSampler.sample = _draw_query_counts, _sample_batch, _sample
+EpisodeSampler._draw_query_counts = _draw_query_counts
 
 # %% ../../nbs/data/13_samplers.ipynb #2451b72d
 def class_groups(labels, groups) -> np.ndarray:

@@ -397,13 +397,17 @@ class Trainer:
                     scheduler=None if self.sched is None else self.sched.state_dict(),
                     best=None if self.best is None else dict(acc=self.best[0], step=self.best[1], model=self.best[2]))
 
-    def save(self, path:str|Path|None=None) -> Path:
+    def save(self,
+             path:str|Path|None=None, # file to write (default: the trainer's `checkpoint`)
+            ) -> Path:                # the file written
         "Write a checkpoint atomically (default: the trainer's checkpoint path)."
         path = Path(path or self.checkpoint)
         with atomic_write(path) as tmp: torch.save(self.state(), tmp)
         return path
 
-    def load(self, path:str|Path) -> "Trainer":
+    def load(self,
+             path:str|Path, # a checkpoint written by a trainer with the same configuration
+            ) -> Trainer:   # this trainer, at the checkpoint's step, with its history and best weights
         "Resume from a checkpoint written by a trainer with the same configuration."
         try: ck = torch.load(path, map_location=self.device, weights_only=True)
         except Exception as e:
@@ -420,19 +424,21 @@ class Trainer:
         return self
 
     # -- validation
-    def validate(self) -> tuple[float, float]:
+    def validate(self) -> tuple[float, float]: # mean accuracy and 95% CI half-width, as fractions
         "Mean accuracy and 95% CI half-width on the validation tasks."
         acc = accuracy(self.method.scores(self.val_images, self.val_tasks), self.val_tasks.query_labels, self.val_tasks.query_mask)
         ci = mean_ci(acc)
         return ci.mean, ci.half_width
 
-    def load_best(self) -> Method:
+    def load_best(self) -> Method: # the trained method, holding its best validated weights
         "Put the weights with the best validation accuracy back into the method (no-op without validation)."
         if self.best is not None: self.method.load_state_dict(self.best[2])
         return self.method
 
     # -- the loop
-    def fit(self, until:int|None=None) -> pd.DataFrame:
+    def fit(self,
+            until:int|None=None, # stop after this step (default: `n_steps`); a later `fit` carries on from it
+           ) -> pd.DataFrame:    # the history: one row per validation and at the last step
         "Train up to step `until` (default `n_steps`), resuming where the trainer stands; return the history."
         until = self.n_steps if until is None else min(int(until), self.n_steps)
         self.method.train()
