@@ -13,7 +13,7 @@ import torch
 from scipy import stats
 
 # %% auto #0
-__all__ = ['accuracy', 'fmt_ci', 'CI', 'mean_ci', 'Paired', 'paired_comparison', 'summarise']
+__all__ = ['accuracy', 'fmt_ci', 'CI', 'mean_ci', 'Paired', 'paired_comparison', 'difference_ci', 'summarise']
 
 # %% ../nbs/01_metrics.ipynb #968aa18e
 def _np(x) -> np.ndarray:
@@ -160,6 +160,23 @@ def paired_comparison(
     p = 1.0 if not d.any() else float(stats.wilcoxon(d, alternative="two-sided").pvalue)
     return Paired(mean_diff=ci.mean, half_width=ci.half_width, low=ci.low, high=ci.high, n=ci.n, wilcoxon_p=p,
                   wins=int((d > 0).sum()), losses=int((d < 0).sum()), ties=int((d == 0).sum()))
+
+# %% ../nbs/01_metrics.ipynb #40ec5f01
+def difference_ci(
+    a,                      # (n_a,) scores of one condition
+    b,                      # (n_b,) scores of another, on other tasks
+    confidence:float=0.95,  # coverage of the interval
+) -> CI:                    # mean of a minus mean of b, with Welch's interval; `n` is n_a + n_b
+    "Difference of the means of two independent samples with Welch's t interval."
+    _check_confidence(confidence)
+    a, b = _values(a, "a"), _values(b, "b")
+    if a.size < 2 or b.size < 2: raise ValueError(f"each sample needs at least 2 values, got {a.size} and {b.size}")
+    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+    se = float(np.sqrt(va + vb))
+    nu = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1)) if se > 0 else np.inf
+    d = float(a.mean() - b.mean())
+    hw = float(stats.t.ppf((1 + confidence) / 2, nu) * se) if se > 0 else 0.0
+    return CI(mean=d, half_width=hw, low=d - hw, high=d + hw, n=int(a.size + b.size), std=se)
 
 # %% ../nbs/01_metrics.ipynb #edfbd76c
 def summarise(

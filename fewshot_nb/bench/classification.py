@@ -273,14 +273,15 @@ class ClassificationBench:
                 acc = np.asarray(scorer(m, self.sources[s.source]), dtype=np.float64)
                 self.seconds[method, n, seed] = time.perf_counter() - t0
                 if acc.shape != (m.batch.n_tasks,): raise ValueError(f"{method}: the scorer returned shape {acc.shape} for {m.batch.n_tasks} tasks")
-                new += [dict(method=method, **s.row(), seed=seed, task=t, acc=float(a)) for t, a in enumerate(acc)]
+                groups = m.batch.groups.tolist() if getattr(m.batch, "groups", None) is not None else [-1] * len(acc)
+                new += [dict(method=method, **s.row(), seed=seed, task=t, group=int(g), acc=float(a)) for t, (g, a) in enumerate(zip(groups, acc))]
         self.rows += new
         return pd.DataFrame(new)
 
     @property
     def results(self) -> pd.DataFrame:
-        "Tidy results: one row per method, setting, seed and task (`acc` in [0, 1])."
-        cols = ["method", "setting", "n_way", "n_shot", "a", "structure", "source", "seed", "task", "acc"]
+        "Tidy results: one row per method, setting, seed and task (`group`: the task's group, e.g. alphabet, or -1; `acc` in [0, 1])."
+        cols = ["method", "setting", "n_way", "n_shot", "a", "structure", "source", "seed", "task", "group", "acc"]
         return pd.DataFrame(self.rows, columns=cols)
 
     def summary(self, by=("method", "setting"), value:str="acc", scale:float=100) -> pd.DataFrame:

@@ -13,7 +13,7 @@ import yaml
 
 # %% auto #0
 __all__ = ['PAPERMILL_NAMES', 'injected_parameters', 'declared_parameters', 'type_name', 'check_value', 'check_parameters',
-           'Finding', 'findings_table']
+           'Finding', 'findings_table', 'directional_finding']
 
 # %% ../../nbs/bench/60_experiment.ipynb #6127bc2b
 PAPERMILL_NAMES = ("PM_INPUT_PATH", "PM_OUTPUT_PATH")   # what `papermill --inject-paths` adds
@@ -165,3 +165,21 @@ def findings_table(
 ) -> pd.DataFrame:            # one row per finding, the fields of `Finding` as columns
     "The findings as a tidy table, ready for `save_csv`."
     return pd.DataFrame([asdict(f) for f in findings], columns=[f.name for f in fields(Finding)])
+
+# %% ../../nbs/bench/60_experiment.ipynb #45541f2c
+def directional_finding(
+    claim:str,          # the paper's claim, in words
+    paper:str,          # the paper's number, as printed
+    where:str,          # where the paper prints it
+    ours:float,         # our estimate of the effect, in the claim's units
+    low:float,          # lower end of its 95% interval
+    high:float,         # upper end
+    sign:int=1,         # +1: the claim is that the effect is above `margin`; -1: below `-margin`
+    margin:float=0.0,   # the smallest effect that counts (>= 0), in the same units
+    note:str="",        # how it was tested
+) -> Finding:
+    "A `Finding` for a directional claim: holds if `sign * ours > margin`, significant if the whole interval is."
+    if sign not in (1, -1): raise ValueError(f"sign must be +1 or -1, got {sign}")
+    if margin < 0: raise ValueError(f"margin must be >= 0, got {margin}")
+    near = low if sign == 1 else high          # the end of the interval closest to the alternative
+    return Finding(claim, paper, where, ours, low, high, holds=sign * ours > margin, significant=sign * near > margin, note=note)
