@@ -68,3 +68,12 @@ def test_stored_images_are_small(nb_path):
            for i, c in enumerate(nb.cells) for o in c.get("outputs", []) for m in ("image/png", "image/jpeg")
            if m in o.get("data", {}) and len(base64.b64decode(o["data"][m])) > 100_000]
     assert not big, f"{nb_path.name} stores images over 100 kB:\n" + "\n".join(big)
+
+
+def test_stored_outputs_are_small_in_all():
+    "All the stored outputs of nbs/ together stay under 1.5 MB (the docs site and the repository carry them)."
+    sizes = {p.relative_to(NBS): sum(len(json.dumps(c.get("outputs", []))) for c in json.loads(p.read_text())["cells"])
+             for p in NOTEBOOKS}
+    total = sum(sizes.values())
+    top = ", ".join(f"{p} {n / 1000:.0f} kB" for p, n in sorted(sizes.items(), key=lambda kv: -kv[1])[:5])
+    assert total < 1_500_000, f"stored outputs total {total / 1e6:.2f} MB (over 1.5 MB); largest: {top}"
