@@ -16,12 +16,13 @@ def test_exp_lake_runs_with_injected_parameters(tmp_path):
                         cwd=str(ROOT), kernel_name="python3", progress_bar=False)
     results = pd.read_csv(out/"results.csv")
     # the injected values were used: 12 sampled tasks per protocol and method, 20 runs
-    counts = results.groupby(["protocol", "method"]).size()
+    counts = results.groupby(["setting", "method"]).size()
     assert counts.loc["within_alphabet"].eq(12).all() and counts.loc["unstructured"].eq(12).all()
     assert counts.loc["lake_runs"].eq(20).all()
     record = json.loads((out/"run.json").read_text())
     assert record["params"]["n_tasks"] == 12 and record["params"]["n_way"] == 5 and record["seed"] == 3
-    for f in ("summary.csv", "errors.png", "tasks_within_alphabet.npz", "tasks_unstructured.npz", "tasks_lake_runs.npz"):
+    for f in ("summary.csv", "paired.csv", "findings.csv", "errors.png", "tasks_within_alphabet_seed3.npz",
+              "tasks_unstructured_seed3.npz", "tasks_lake_runs.npz"):
         assert (out/f).stat().st_size > 0, f
     assert not list(out.glob(".*.tmp")), "a temporary file was left behind"
 
@@ -71,7 +72,7 @@ def test_exp_realistic_injected_and_rerun_reuses_features(tmp_path):
     assert record["params"]["n_tasks"] == 24 and record["seed"] == 1 and record["params"]["pretrain"]["steps"] == 20
     assert set(record["extra"]["tuned"]) == {"tim 1-shot", "alpha-tim 1-shot"}
     for f in ("summary.csv", "table1.csv", "paired.csv", "findings.csv", "fig3.png", "fig4.png",
-              "tasks_val_1shot.npz", "tasks_test_1shot_balanced.npz", "tasks_test_1shot_dir2.npz"):
+              "tasks_val_1shot_dir1_seed1.npz", "tasks_1shot_balanced_seed1.npz", "tasks_1shot_dir2_seed1.npz"):
         assert (out/f).stat().st_size > 0, f
     assert not record["extra"]["features"].get("cached")
     run("second.ipynb")
