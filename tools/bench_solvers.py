@@ -14,8 +14,10 @@ their task dict with the support set ordered shot-major (labels 0..K-1 repeated 
 produces), their `args` (defaults of `configs/dirichlet/*` in DIR, with built-in fall-backs), and patches so that
 it runs on the CPU (`.cuda()` calls, `load_checkpoint` in Entropy-min, logging to a temporary file, no progress
 bars, `np.float` for NumPy >= 1.24). Their accuracy is `logs['acc'][:, -1]`.
-Our solvers are built with the reference's hyper-parameters wherever a constructor argument corresponds
-(differences from our defaults are printed).
+Our solvers come from the library's one registry, `fewshot_nb.solvers.base.SOLVERS` (importing
+`fewshot_nb.bench.classification` registers all of them), under each solver's own `name`; this script only maps those
+names to the reference's classes and configs (`REFERENCE`). Our solvers are built with the reference's
+hyper-parameters wherever a constructor argument corresponds (differences from our defaults are printed).
 
 Usage:
 
@@ -41,7 +43,8 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path: sys.path.insert(0, str(ROOT))
 
-from fewshot_nb.solvers.base import synthetic_features
+import fewshot_nb.bench.classification   # noqa: F401 -- importing it registers every solver of the library in SOLVERS
+from fewshot_nb.solvers.base import SOLVERS, make_solver, synthetic_features
 from fewshot_nb.data.samplers import EpisodeSampler
 from fewshot_nb.metrics import accuracy, mean_ci, paired_comparison
 from fewshot_nb.core import save_csv
@@ -53,33 +56,28 @@ N_WAY, N_QUERY, DIRICHLET_A, N_WARMUP = 5, 15, 2.0, 20
 
 @dataclass(frozen=True)
 class Spec:
-    "Where a method lives, in fewshot_nb and in the reference."
-    module: str       # fewshot_nb module of our solver
-    cls: str          # its class
+    "Where a method lives in the reference implementation."
     ref_module: str   # module of the reference method under src/methods/
     ref_cls: str      # its class
     ref_config: str   # its file under configs/dirichlet/methods_config/
 
-METHODS = {
-    "protonet":      Spec("fewshot_nb.solvers.base", "ProtoNet", "protonet", "ProtoNet", "protonet.yaml"),
-    "simpleshot":    Spec("fewshot_nb.solvers.base", "SimpleShot", "simpleshot", "SimpleShot", "simpleshot.yaml"),
-    "baseline":      Spec("fewshot_nb.solvers.finetune", "Baseline", "baseline", "Baseline", "baseline.yaml"),
-    "baseline++":    Spec("fewshot_nb.solvers.finetune", "BaselinePP", "baseline", "Baseline_PlusPlus", "baseline_pp.yaml"),
-    "entropy-min":   Spec("fewshot_nb.solvers.finetune", "EntropyMin", "entropy_min", "Entropy_min", "entropy_min.yaml"),
-    "tim":           Spec("fewshot_nb.solvers.finetune", "TIM", "tim", "TIM_GD", "tim.yaml"),
-    "alpha-tim":     Spec("fewshot_nb.solvers.finetune", "AlphaTIM", "tim", "ALPHA_TIM", "alpha_tim.yaml"),
-    "pt-map":        Spec("fewshot_nb.solvers.transductive", "PTMAP", "pt_map", "PT_MAP", "pt_map.yaml"),
-    "laplacianshot": Spec("fewshot_nb.solvers.transductive", "LaplacianShot", "laplacianshot", "LaplacianShot", "laplacianshot.yaml"),
-    "bd-cspn":       Spec("fewshot_nb.solvers.transductive", "BDCSPN", "bdcspn", "BDCSPN", "bdcspn.yaml"),
+# Our solvers are `SOLVERS[name]`; their counterparts in the reference, keyed by the same (the solvers' own) names.
+REFERENCE = {
+    "protonet":      Spec("protonet", "ProtoNet", "protonet.yaml"),
+    "simpleshot":    Spec("simpleshot", "SimpleShot", "simpleshot.yaml"),
+    "baseline":      Spec("baseline", "Baseline", "baseline.yaml"),
+    "baseline++":    Spec("baseline", "Baseline_PlusPlus", "baseline_pp.yaml"),
+    "entropy-min":   Spec("entropy_min", "Entropy_min", "entropy_min.yaml"),
+    "tim":           Spec("tim", "TIM_GD", "tim.yaml"),
+    "alpha-tim":     Spec("tim", "ALPHA_TIM", "alpha_tim.yaml"),
+    "pt-map":        Spec("pt_map", "PT_MAP", "pt_map.yaml"),
+    "laplacianshot": Spec("laplacianshot", "LaplacianShot", "laplacianshot.yaml"),
+    "bd-cspn":       Spec("bdcspn", "BDCSPN", "bdcspn.yaml"),
 }
-
-def our_class(name:str):
-    "Our solver class for `name`, imported lazily; None (with the reason) if it cannot be imported yet."
-    s = METHODS[name]
-    try: cls = getattr(importlib.import_module(s.module), s.cls)
-    except (ImportError, AttributeError) as e: return None, f"{s.module}.{s.cls} is not importable ({type(e).__name__}: {e})"
-    if cls.name != name: raise RuntimeError(f"{s.cls}.name is {cls.name!r} but this script calls it {name!r}: use the solver's own name")
-    return cls, None
+if _unregistered := sorted(set(REFERENCE) - set(SOLVERS)):
+    raise RuntimeError(f"REFERENCE names {_unregistered}, which are not registered solvers ({', '.join(SOLVERS)}): "
+                       "key it by each solver's own `name`")
+METHODS = list(SOLVERS)   # every solver of the library, in the registry's order
 
 # ------------------------------------------------------------------------------ reference configuration
 
@@ -113,12 +111,12 @@ def _flat_yaml(path:Path) -> dict:
         if isinstance(sec, dict): out.update(sec)
     return out
 
-def reference_args(ref_dir:Path|None, spec:Spec, batch_size:int, notes:list) -> types.SimpleNamespace:
+def reference_args(ref_dir:Path|None, ref:Spec, batch_size:int, notes:list) -> types.SimpleNamespace:
     "The reference's `args` for a method: base config, then method config, then `batch_size` = tasks per call."
-    base, meth = dict(REF_BASE), dict(REF_METHOD[spec.ref_config])
+    base, meth = dict(REF_BASE), dict(REF_METHOD[ref.ref_config])
     if ref_dir is not None:
         for d, p in ((base, ref_dir / "configs/dirichlet/base_config/resnet18/mini/base_config.yaml"),
-                     (meth, ref_dir / "configs/dirichlet/methods_config" / spec.ref_config)):
+                     (meth, ref_dir / "configs/dirichlet/methods_config" / ref.ref_config)):
             if p.is_file():
                 if d is meth: d.clear()
                 d.update(_flat_yaml(p))
@@ -180,8 +178,9 @@ def _same(a, b) -> bool:
         return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
     return a == b
 
-def build_ours(name:str, cls, base_mean, shot:int, ref_args, match:bool=True) -> tuple[object, list[str]]:
-    "Our solver for `name` and `shot`, with the reference's hyper-parameters where they differ from our defaults."
+def build_ours(name:str, base_mean, shot:int, ref_args, match:bool=True) -> tuple[object, list[str]]:
+    "Our solver `SOLVERS[name]` for `shot`, with the reference's hyper-parameters (`ref_args`) where they differ from our defaults."
+    cls = SOLVERS[name]
     params = inspect.signature(cls.__init__).parameters
     kw, notes = {}, []
     if "base_mean" in params or any(p.kind == p.VAR_KEYWORD for p in params.values()): kw["base_mean"] = base_mean
@@ -196,7 +195,7 @@ def build_ours(name:str, cls, base_mean, shot:int, ref_args, match:bool=True) ->
                 notes.append(f"{name} {shot}-shot: {cls.__name__}({pname}=) default {ours!r} differs from the reference's "
                              f"{desc} = {v!r}: using {v!r}")
                 kw[pname] = v
-    return cls(**kw), notes
+    return make_solver(name, **kw), notes
 
 # ------------------------------------------------------------------------------------------- reference
 
@@ -265,9 +264,9 @@ def reference_patches(ref_dir:Path):
         if not had_float and "float" in np.__dict__: del np.float
         for k in [k for k in sys.modules if k == "src" or k.startswith("src.")]: del sys.modules[k]
 
-def reference_runner(spec:Spec, args_for, task:dict, shot:int, log_file:str, imp):
+def reference_runner(ref:Spec, args_for, task:dict, shot:int, log_file:str, imp):
     "`run(sl)` -> (seconds of `run_task`, per-task accuracy) of a fresh reference method on the tasks `sl` of `task`."
-    cls = getattr(imp(spec.ref_module), spec.ref_cls)
+    cls = getattr(imp(ref.ref_module), ref.ref_cls)
     def run(sl):
         sub = {k: (v if k == "train_mean" else v[sl]) for k, v in task.items()}
         n = sub["x_s"].shape[0]
@@ -299,7 +298,7 @@ def _row(method, shot, impl, n, secs, acc, device="cpu"):
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--methods", default=None,
-                   help=f"comma list among {', '.join(METHODS)} (default: all that can be run)")
+                   help=f"comma list of registered solvers: {', '.join(METHODS)} (default: all that can be run)")
     p.add_argument("--shots", default="1,5", help="comma list of shots (default 1,5)")
     p.add_argument("--n-tasks", type=int, default=1000, help="tasks per shot, solved in one call (default 1000)")
     p.add_argument("--quick", action="store_true", help="smoke run: 100 tasks per shot")
@@ -355,13 +354,12 @@ def main(argv=None) -> pd.DataFrame:
     print(f"torch {torch.__version__}, ours on {a.device}, {a.threads} threads, {a.n_tasks} tasks per shot, {N_WAY}-way, shots {a.shots}, "
           f"{N_WAY * N_QUERY} queries per task (Dirichlet({DIRICHLET_A:g}) class counts), seed {a.seed}")
 
-    methods, ours_cls = [], {}
+    methods = []
     for m in a.method_names:
-        cls, why = our_class(m)
-        if cls is None and run_ours and not run_ref:
-            print(f"skipping {m}: {why}"); continue
-        if cls is None and run_ours: print(f"{m}: ours not run, {why}")
-        ours_cls[m] = cls; methods.append(m)
+        if run_ref and m not in REFERENCE:
+            if not run_ours: print(f"skipping {m}: the reference has no counterpart"); continue
+            print(f"{m}: reference not run, it has no counterpart")
+        methods.append(m)
     if not methods: raise SystemExit("no method to run")
 
     src, base_mean = synthetic_features(seed=0)
@@ -378,13 +376,13 @@ def main(argv=None) -> pd.DataFrame:
             s, q = batch.gather(feats)
             warm = slice(0, N_WARMUP)
             for m in methods:
-                spec, cls = METHODS[m], ours_cls[m]
+                ref = REFERENCE.get(m)
                 ref_notes = []
-                ref_args = (lambda n, _n=ref_notes, _s=spec: reference_args(a.reference, _s, n, _n))
+                ref_args = (lambda n, _n=ref_notes, _r=ref: None if _r is None else reference_args(a.reference, _r, n, _n))
                 acc_ours = acc_ref = None
-                if run_ours and cls is not None:
+                if run_ours:
                     try:
-                        solver, hp_notes = build_ours(m, cls, base_mean, shot, ref_args(a.n_tasks), match=not a.our_defaults)
+                        solver, hp_notes = build_ours(m, base_mean, shot, ref_args(a.n_tasks), match=not a.our_defaults)
                         notes += hp_notes
                         for note in hp_notes: print("  note:", note)
                         dev = a.device   # inputs moved before the clock starts; the clock stops after the device is done
@@ -402,10 +400,10 @@ def main(argv=None) -> pd.DataFrame:
                         failures.append(f"{m} {shot}-shot fewshot_nb: {type(e).__name__}: {e}")
                         print(f"{m:>13} {shot}-shot  fewshot_nb FAILED: {type(e).__name__}: {e}")
                         traceback.print_exc(limit=3)
-                if run_ref:
+                if run_ref and ref is not None:
                     try:
                         task = reference_task(s, q, batch, base_mean)
-                        secs, acc_ref = timed(reference_runner(spec, ref_args, task, shot, log_file, imp), warm, slice(None))
+                        secs, acc_ref = timed(reference_runner(ref, ref_args, task, shot, log_file, imp), warm, slice(None))
                         rows.append(_row(m, shot, "reference", a.n_tasks, secs, acc_ref))
                         print(f"{m:>13} {shot}-shot  reference  {a.n_tasks / secs:10.1f} tasks/s  acc {100 * acc_ref.mean():6.2f}")
                     except Exception as e:

@@ -105,11 +105,11 @@ def model_scorer(
     cache = {}
     def score(manifest:TaskManifest, data) -> np.ndarray:
         b = manifest.batch
-        if getattr(model, "adapts_per_task", False): feats = None   # MAML adapts its weights to each task
+        if getattr(model, "adapts_per_task", False): logits = model.scores(data, b)   # MAML adapts its weights to each task
         else:
             if id(data) not in cache: cache[id(data)] = (data, model.embed_all(data))   # keep `data` alive: its id stays its own
-            feats = cache[id(data)][1]
-        return accuracy(model.scores(data, b, feats=feats, chunk=chunk), b.query_labels, b.query_mask)
+            logits = model.scores(data, b, feats=cache[id(data)][1], chunk=chunk)
+        return accuracy(logits, b.query_labels, b.query_mask)
     score.model = model
     return score
 
