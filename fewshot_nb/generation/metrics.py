@@ -17,8 +17,9 @@ from .critics import Critic, CRITIC_FILES, critic_input, critic_features
 
 # %% auto #0
 __all__ = ['select_prototypes', 'diversity', 'cosine_dispersion', 'RecognizabilityTasks', 'recognizability_tasks',
-           'Recognizability', 'recognizability_from_feats', 'recognizability', 'images_by_class', 'HumanPoint',
-           'human_point', 'distance_to_humans', 'Correlation', 'metric_correlations', 'SweepFit', 'fit_sweep']
+           'Recognizability', 'recognizability_from_feats', 'recognizability', 'images_by_class', 'OwnPrototypeRate',
+           'own_prototype_rate', 'HumanPoint', 'human_point', 'distance_to_humans', 'Correlation',
+           'metric_correlations', 'SweepFit', 'fit_sweep']
 
 # %% ../../nbs/generation/51_metrics.ipynb #1e80b567
 def select_prototypes(
@@ -198,6 +199,44 @@ def images_by_class(
     y = np.asarray(data.labels)
     groups = [data.images[y == c] for c in np.unique(y)]
     return np.stack(groups) if len({len(g) for g in groups}) == 1 else groups
+
+# %% ../../nbs/generation/51_metrics.ipynb #dc121797
+@dataclass(frozen=True)
+class OwnPrototypeRate:
+    "How often samples are nearest their own class's prototype, and how often they are with the prototypes shuffled."
+    rate: float             # fraction of all samples whose nearest prototype is their own
+    per_class: np.ndarray   # (n_classes,) the same fraction, per class
+    null: np.ndarray        # (n_perm,) the rate with each class's samples scored against a randomly permuted prototype
+
+    @property
+    def chance(self) -> float: return 1 / len(self.per_class)
+    @property
+    def p_value(self) -> float: return float((1 + (self.null >= self.rate).sum()) / (1 + len(self.null)))
+    def __repr__(self):
+        return (f"OwnPrototypeRate({100 * self.rate:.1f} % of samples nearest their own prototype; chance {100 * self.chance:.1f} %, "
+                f"shuffled prototypes {100 * self.null.mean():.1f} % (99th percentile {100 * np.quantile(self.null, 0.99):.1f} %), "
+                f"p = {self.p_value:.2g})")
+
+def own_prototype_rate(
+    proto_feats,       # (n_classes, d) features of each class's prototype
+    sample_feats,      # (n_classes, N, d) features of N samples of each class, drawn from its prototype
+    n_perm:int=1000,   # random permutations of the prototypes, for the null distribution
+    seed:int=0,        # seed of the permutations
+) -> OwnPrototypeRate:
+    "Fraction of samples nearer (squared Euclidean) to their own class's prototype than to any other, with a permutation null."
+    p, s = to_tensor(proto_feats, "proto_feats").double(), to_tensor(sample_feats, "sample_feats").double()
+    if p.ndim != 2 or s.ndim != 3 or len(s) != len(p) or s.shape[2] != p.shape[1]:
+        raise ValueError(f"proto_feats must be (n_classes, d) and sample_feats (n_classes, N, d) with the same n_classes and d, "
+                         f"got {tuple(p.shape)} and {tuple(s.shape)}")
+    if len(p) < 2 or s.shape[1] < 1: raise ValueError(f"need at least 2 classes and 1 sample per class, got {tuple(s.shape)}")
+    if n_perm < 1: raise ValueError(f"n_perm must be >= 1, got {n_perm}")
+    d2 = s.pow(2).sum(-1, keepdim=True) - 2 * s @ p.T + p.pow(2).sum(-1)     # (n_classes, N, n_classes)
+    nearest, own = d2.argmin(-1), torch.arange(len(p))                       # ties: the first prototype
+    per_class = (nearest == own[:, None]).double().mean(1).numpy()
+    rng = as_rng(seed)
+    perms = torch.from_numpy(np.stack([rng.permutation(len(p)) for _ in range(n_perm)]))   # (n_perm, n_classes)
+    null = (nearest[perms] == own[:, None]).double().mean((1, 2)).numpy()    # samples of class perms[k, c] against prototype c
+    return OwnPrototypeRate(float(per_class.mean()), per_class, null)
 
 # %% ../../nbs/generation/51_metrics.ipynb #edcb6d1d
 @dataclass(frozen=True)

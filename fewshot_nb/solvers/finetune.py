@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 from ..tasks import TaskTensors, distance_logits, prototypes
 from .base import Solver
+from . import losses
 
 # %% auto #0
 __all__ = ['SPACES', 'logit_grads', 'weight_grad', 'adam_fit', 'span_coordinates', 'GradientSolver', 'Baseline', 'BaselinePP',
@@ -112,8 +113,18 @@ class GradientSolver(Solver):
     def hparams(self): return dict(steps=self.steps, lr=self.lr, weights=self.weights, alpha=self.alpha,
                                    space=self.space, **super().hparams())
 
-    def fit(self, t:TaskTensors) -> tuple[torch.Tensor, torch.Tensor]:
-        "Fitted weights `(n_tasks, K, r)` and the query features `(n_tasks, n_query, r)` in the same coordinates."
+    def objective(self,
+                  probs_s:torch.Tensor,   # (n_tasks, n_support, K) support probabilities
+                  onehot_s:torch.Tensor,  # (n_tasks, n_support, K) one-hot support labels (zero rows: padding)
+                  probs_q:torch.Tensor,   # (n_tasks, n_query, K) query probabilities (no rows for an inductive fit)
+                  mask_s:torch.Tensor,    # (n_tasks, n_support) bool, True for real support items
+                  mask_q:torch.Tensor,    # (n_tasks, n_query) bool, True for real queries
+                 ) -> torch.Tensor:       # (n_tasks,) the loss of each task
+        "The loss this solver minimises, written with `fewshot_nb.solvers.losses`; `loss_grad` is its gradient in closed form."
+        return losses.tim_loss(probs_s, onehot_s, probs_q, self.weights, self.alpha, mask_s, mask_q)
+
+    def fit_inputs(self, t:TaskTensors) -> tuple[torch.Tensor, ...]:
+        "What `fit` works on: initial weights `W0`, the features `Z` it fits, the query features `Zq`, labels and query mask."
         ns = t.support.shape[1]
         if self.transductive or self.space == "span":
             Z = torch.cat([t.support, t.query], 1)
@@ -122,20 +133,32 @@ class GradientSolver(Solver):
             Zq = Z[:, ns:]
             if not self.transductive: Z = Z[:, :ns]
         else: Z, Zq = t.support, t.query                            # inductive: the queries only at prediction
-        W0 = prototypes(Z[:, :ns], t.labels, t.n_way, t.support_mask)
-        qm = (t.query_mask if self.transductive else t.query_mask[:, :0]).to(Z.dtype).unsqueeze(1)
+        W0 = prototypes(Z[:, :ns], t.labels, t.n_way, t.support_mask)                       # (T, K, r)
+        qm = (t.query_mask if self.transductive else t.query_mask[:, :0]).to(Z.dtype).unsqueeze(1)   # (T, 1, n - ns)
+        return W0, Z, Zq, t.onehot.transpose(1, 2), qm             # Z: (T, n, r), support rows first; labels (T, K, ns)
+
+    def loss_grad(self,
+                  Z:torch.Tensor,         # (n_tasks, n, r) the fitted rows, support first (`fit_inputs`)
+                  onehot_t:torch.Tensor,  # (n_tasks, K, n_support) one-hot labels, classes first
+                  qm:torch.Tensor,        # (n_tasks, 1, n - n_support) query mask as 0/1 in Z's dtype
+                 ):                       # a function W (n_tasks, K, r) -> (n_tasks, K, r)
+        "The gradient of the summed `objective` with respect to the class weights, in closed form: what `fit` descends."
         # Classes first: logits, probabilities and their gradients are (n_tasks, K, n), so that the two products
         # per step are (K x d)(d x n) and (K x n)(n x d) and the softmax runs over a leading dimension.
         # A contiguous copy of Z^T makes the logit product ~15% faster: worth its cost for long runs only.
         Zt = Z.transpose(1, 2).contiguous() if self.steps >= 100 else Z.transpose(1, 2)
-        onehot_t, tau = t.onehot.transpose(1, 2), self.tau
+        tau, weights, alpha = self.tau, self.weights, self.alpha
         z_sq = torch.linalg.vector_norm(Z, dim=-1).square_().unsqueeze(1)   # (T, 1, n), fixed: computed once
         def grad(W):
             w_sq = torch.linalg.vector_norm(W, dim=-1, keepdim=True).square_()   # one pass over W, no (T, K, d) temporary
             L = torch.baddbmm(w_sq + z_sq, W, Zt, beta=-tau / 2, alpha=tau)
-            Gt = _logit_grads_kn(L.softmax(1), onehot_t, qm, self.weights, self.alpha)
-            return _weight_grad_kn(Gt, Z, W, tau)
-        return adam_fit(W0, grad, self.steps, self.lr), Zq
+            return _weight_grad_kn(_logit_grads_kn(L.softmax(1), onehot_t, qm, weights, alpha), Z, W, tau)
+        return grad
+
+    def fit(self, t:TaskTensors) -> tuple[torch.Tensor, torch.Tensor]:
+        "Fitted weights `(n_tasks, K, r)` and the query features `(n_tasks, n_query, r)` in the same coordinates."
+        W0, Z, Zq, onehot_t, qm = self.fit_inputs(t)
+        return adam_fit(W0, self.loss_grad(Z, onehot_t, qm), self.steps, self.lr), Zq
 
     min_chunk = 32   # tasks per CPU worker thread, at least
 
@@ -165,6 +188,9 @@ class Baseline(GradientSolver):
     steps, lr, weights = 100, 1e-3, (1.0, 0.0, 0.0)
     def __init__(self, steps=None, lr=None, norm="none", tau=15.0, space="full", base_mean=None):
         super().__init__(steps, lr, None, norm, tau, space, base_mean)
+    def objective(self, probs_s, onehot_s, probs_q, mask_s, mask_q):
+        "The support cross-entropy (`losses.cross_entropy`); the queries do not enter."
+        return self.weights[0] * losses.cross_entropy(probs_s, onehot_s, mask_s)
 
 class BaselinePP(Baseline):
     "Baseline++: the same fit, predictions by cosine similarity to the class weights, inductive."
@@ -177,6 +203,15 @@ class EntropyMin(GradientSolver):
     "Support CE plus the conditional entropy of the queries (Dhillon et al. 2020), transductive."
     name, transductive = "entropy-min", True
     steps, lr, weights = 25, 5e-5, (1.0, 0.0, 1.0)
+    def __init__(self, steps=None, lr=None, weights=None, norm="l2", tau=15.0, space="full", base_mean=None):
+        super().__init__(steps, lr, weights, norm, tau, space, base_mean)
+        if self.weights[1] != 0:
+            raise ValueError(f"Entropy-min has no marginal-entropy term: weights are (CE, 0, H(Y|X)), got {self.weights}; "
+                             "a weight on H(Y) makes it TIM")
+    def objective(self, probs_s, onehot_s, probs_q, mask_s, mask_q):
+        "Support CE plus the queries' conditional entropy (`losses.cross_entropy`, `losses.cond_entropy`)."
+        w_ce, _, w_c = self.weights
+        return w_ce * losses.cross_entropy(probs_s, onehot_s, mask_s) + w_c * losses.cond_entropy(probs_q, mask_q)
 
 class TIM(GradientSolver):
     "Transductive information maximisation (Boudiaf et al. 2020), Eq. (1): CE - (λ H(Y_Q) - H(Y_Q|X_Q))."

@@ -30,12 +30,13 @@ def cross_entropy(
     mask:torch.Tensor|None=None,  # (n_tasks, n_support) bool
 ) -> torch.Tensor:                # (n_tasks,)
     "Support cross-entropy $-\\frac{1}{|S|}\\sum_i \\sum_k y_{ik} \\log p_{ik}$ of each task."
-    return masked_mean(-torch.xlogy(onehot, probs).sum(-1), mask)
+    # log of 1 where the label is 0: the same value as xlogy, and a gradient that stays finite where p = 0
+    return masked_mean(-(onehot * torch.log(torch.where(onehot > 0, probs, 1))).sum(-1), mask)
 
 # %% ../../nbs/solvers/30_losses.ipynb #dc07aabb
 def entropy(p:torch.Tensor) -> torch.Tensor:
-    "Shannon entropy $-\\sum_k p_k \\log p_k$ over the last dimension."
-    return -torch.xlogy(p, p).sum(-1)
+    "Shannon entropy $-\\sum_k p_k \\log p_k$ over the last dimension ($0 \\log 0 = 0$, with a finite gradient there)."
+    return -(p * torch.log(torch.where(p > 0, p, 1))).sum(-1)
 
 def marginal(
     probs:torch.Tensor,           # (n_tasks, n_query, n_way)
