@@ -43,7 +43,7 @@ def test_exp_omniglot_protocol_injected_and_rerun_reuses_checkpoints(tmp_path):
     record = json.loads((out/"run.json").read_text())
     assert record["params"]["methods"] == ["protonet", "pretrain"] and record["seed"] == 2
     for f in ("summary.csv", "paired.csv", "training.csv", "protocols.png", "training.png", "tasks_val.npz",
-              "tasks_5way_1shot_within_alphabet.npz", "tasks_lake_runs.npz", "checkpoints/protonet.pt"):
+              "tasks_5way_1shot_within_alphabet_seed2.npz", "tasks_lake_runs.npz", "checkpoints/protonet.pt"):
         assert (out/f).stat().st_size > 0, f
     stamps = {p.name: p.stat().st_mtime_ns for p in (out/"checkpoints").iterdir()}
     run("second.ipynb")

@@ -7,13 +7,13 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bench/classification.html.md"""
 # %% ../../nbs/bench/61_classification.ipynb #93c16afa
 from __future__ import annotations
 import time
-from dataclasses import dataclass, asdict, field
+from dataclasses import dataclass, asdict
 from pathlib import Path
 from typing import Callable
 import numpy as np
 import pandas as pd
 import torch
-from ..core import derive_seed, config_hash, get_device, atomic_write
+from ..core import derive_seed, config_hash
 from ..metrics import accuracy, paired_comparison, summarise
 from ..data.samplers import EpisodeSampler, TaskManifest
 from ..solvers.base import SOLVERS, Solver, make_solver, evaluate

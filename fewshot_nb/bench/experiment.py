@@ -7,7 +7,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bench/experiment.html.md"""
 # %% ../../nbs/bench/60_experiment.ipynb #b0949e81
 from __future__ import annotations
 import ast, math, numbers, re, types, typing
-from dataclasses import dataclass, asdict, fields
+from dataclasses import dataclass, asdict, fields, replace
 import pandas as pd
 import yaml
 
@@ -159,6 +159,14 @@ class Finding:
         self.holds, self.significant = bool(self.holds), bool(self.significant)   # numpy bools -> bool
         if not any(map(math.isnan, (self.ours, self.low, self.high))) and not self.low <= self.ours <= self.high:
             raise ValueError(f"{self.claim!r}: ours = {self.ours} is outside its interval [{self.low}, {self.high}]")
+
+    def given(self,
+              condition:bool,  # a precondition of the claim, e.g. 'the models compared learned something'
+              why:str,         # what failed, for the note, when `condition` is false
+             ) -> "Finding":   # this finding if `condition` holds, else a copy that neither holds nor is significant
+        "The finding, counted only where its precondition holds."
+        if condition: return self
+        return replace(self, holds=False, significant=False, note=f"{self.note}; {why}" if self.note else why)
 
 def findings_table(
     findings:list[Finding],   # the findings of one run

@@ -7,13 +7,12 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/generation/metrics.html.md"""
 # %% ../../nbs/generation/51_metrics.ipynb #f95b6d3b
 from __future__ import annotations
 from dataclasses import dataclass
-from pathlib import Path
 import numpy as np, pandas as pd, torch, torch.nn.functional as F
 from torch import Tensor
 from scipy import stats
-from ..core import atomic_write, as_rng, to_tensor
+from ..core import as_rng, to_tensor
 from ..metrics import CI, mean_ci
-from .critics import Critic, CRITIC_FILES, critic_input, critic_features
+from .critics import Critic, critic_features
 
 # %% auto #0
 __all__ = ['select_prototypes', 'diversity', 'cosine_dispersion', 'RecognizabilityTasks', 'recognizability_tasks',
