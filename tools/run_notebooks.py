@@ -1,0 +1,57 @@
+#!/usr/bin/env python
+"""Execute notebooks in place, as `nbdev-test` runs them, and store their outputs.
+
+    python tools/run_notebooks.py nbs/training/41_trainer.ipynb [more.ipynb ...] [--flags slow]
+
+Each notebook runs in its own folder (as under nbdev-test) in a fresh IPython shell. Cells flagged with one of
+`tst_flags` (`notest`, `slow`, `cuda`) are skipped and keep the outputs they had, unless named in `--flags`.
+The run stops at the first failing cell and leaves that notebook untouched; a notebook that runs through is
+written to a temporary file and renamed over the original. Run `nbdev-clean` afterwards.
+"""
+import argparse, os, sys, tempfile
+from pathlib import Path
+from fastcore.nbio import read_nb, write_nb
+from execnb.shell import CaptureShell
+from fastcore.xtras import working_directory
+from nbdev.config import get_config
+
+
+def _flags(cell) -> set:
+    "The `#| flag` words of a code cell's first directive lines."
+    out = set()
+    for line in cell.source.splitlines():
+        if not line.startswith("#|"): break
+        out |= set(line[2:].split())
+    return out
+
+
+def run_notebook(path:Path, skip:set) -> None:
+    nb = read_nb(path)
+    skipped = lambda c: c.cell_type != "code" or bool(_flags(c) & skip)
+    with working_directory(path.parent):
+        shell = CaptureShell()
+        shell.run_all(nb, exc_stop=True, preproc=skipped)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write_nb(nb, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp): os.unlink(tmp)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("notebooks", nargs="+", type=Path)
+    p.add_argument("--flags", nargs="*", default=[], help="flagged cells to run too (e.g. slow)")
+    args = p.parse_args(argv)
+    skip = set(get_config().tst_flags) - set(args.flags)
+    for nb in args.notebooks:
+        if not nb.is_file(): sys.exit(f"{nb}: no such notebook")
+        print(f"running {nb} (skipping cells flagged {sorted(skip)})", flush=True)
+        run_notebook(nb.resolve(), skip)
+    print("done: now run nbdev-clean")
+
+
+if __name__ == "__main__":
+    main()
