@@ -77,3 +77,31 @@ def test_stored_outputs_are_small_in_all():
     total = sum(sizes.values())
     top = ", ".join(f"{p} {n / 1000:.0f} kB" for p, n in sorted(sizes.items(), key=lambda kv: -kv[1])[:5])
     assert total < 1_500_000, f"stored outputs total {total / 1e6:.2f} MB (over 1.5 MB); largest: {top}"
+
+
+# A duration in a stored output: '0.084 s', '12ms', '3 min', '1.2 s/step', 'it/s', or a key such as
+# 'cpu_s_per_step' or 'seconds'. Stored outputs are the docs and must not change from run to run.
+TIMING = re.compile(r"\b\d+(\.\d+)?\s?(s|ms|sec|secs|seconds|min|minutes)\b(?!-)|\bit/s\b|s/it\b|_s_per_|\bseconds\b|\belapsed\b",
+                    re.IGNORECASE)
+
+
+def _outputs(cell):
+    for where, text in _texts(cell):
+        if where != "source" and not where.startswith("output text/html"): yield where, text
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[str(p.relative_to(NBS)) for p in NOTEBOOKS])
+def test_no_timings_in_stored_outputs(nb_path):
+    "Timings go to run.json or to a benchmark's prose, never to a stored output (they change from run to run)."
+    nb = nbformat.read(nb_path, as_version=4)
+    hits = [f"cell {i} {where}: ...{text[max(m.start()-40, 0):m.end()+40]!r}..."
+            for i, c in enumerate(nb.cells) for where, text in _outputs(c) for m in [TIMING.search(text)] if m]
+    assert not hits, f"{nb_path.name} stores timings:\n" + "\n".join(hits)
+
+
+def test_timing_pattern():
+    "The pattern above catches the forms timings took in stored outputs, and not the numbers that are not timings."
+    for timing in ("{'cpu_s_per_step': 0.084}", "took 0.31 s", "12ms per task", "2 min 12 s", "3.1 it/s", "seconds=4"):
+        assert TIMING.search(timing), timing
+    for other in ("5-way 1-shot", "20 runs", "0.5 ± 1.6", "sigma 2.5s-1", "FeatureSource: 360 items x 64 dims"):
+        assert not TIMING.search(other), other

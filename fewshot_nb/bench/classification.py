@@ -20,7 +20,7 @@ from ..solvers.base import SOLVERS, Solver, make_solver, evaluate
 from ..solvers import finetune as _finetune, transductive as _transductive   # their solvers join `SOLVERS`
 from ..solvers.baselines import pixel_nn_scores, mhd_scores
 from ..training.backbones import make_backbone
-from ..training.trainer import TrainData, ClassBatches, EpisodeBatches, Trainer, Supervised, ProtoNet, MatchingNet
+from ..training.trainer import TrainData, ClassStream, EpisodeStream, Trainer, Supervised, ProtoNetTraining, MatchingNet
 
 # %% auto #0
 __all__ = ['Scorer', 'REGIMES', 'TRAIN_DEFAULTS', 'TaskSetting', 'setting_seed', 'split_source', 'solver_scorer', 'model_scorer',
@@ -145,25 +145,25 @@ def register_regime(name:str, doc:str="", fixed_way:bool=False):
 
 # %% ../../nbs/bench/61_classification.ipynb #6766b0cf
 @register_regime("pretrain", "cross-entropy over all training classes, linear head; tested by nearest class mean of the features")
-def _pretrain(net, data, cfg): return Supervised(net, data.n_classes, head="linear"), ClassBatches(data, cfg["batch_size"])
+def _pretrain(net, data, cfg): return Supervised(net, data.n_classes, head="linear"), ClassStream(data, cfg["batch_size"])
 
 @register_regime("baseline++", "cross-entropy with a cosine head (Chen et al. 2019); tested by nearest class mean")
-def _baseline_pp(net, data, cfg): return Supervised(net, data.n_classes, head="cosine"), ClassBatches(data, cfg["batch_size"])
+def _baseline_pp(net, data, cfg): return Supervised(net, data.n_classes, head="cosine"), ClassStream(data, cfg["batch_size"])
 
 @register_regime("protonet", "episodes of train_way-way train_shot-shot, loss on the distances to the prototypes (Snell et al. 2017)")
 def _protonet(net, data, cfg):
-    return ProtoNet(net), EpisodeBatches(data, cfg["train_way"], cfg["train_shot"], cfg["train_query"])
+    return ProtoNetTraining(net), EpisodeStream(data, cfg["train_way"], cfg["train_shot"], cfg["train_query"])
 
 @register_regime("matchingnet", "episodes as protonet, attention over the support set (Vinyals et al. 2016)")
 def _matchingnet(net, data, cfg):
-    return MatchingNet(net), EpisodeBatches(data, cfg["train_way"], cfg["train_shot"], cfg["train_query"])
+    return MatchingNet(net), EpisodeStream(data, cfg["train_way"], cfg["train_shot"], cfg["train_query"])
 
 def _maml_regime(first_order=False, anil=False):
     def build(net, data, cfg):
         from fewshot_nb.training.maml import MAML
         m = MAML(net, n_way=cfg["n_way"], inner_steps=cfg["inner_steps"], eval_inner_steps=cfg["eval_inner_steps"],
                  first_order=first_order, anil=anil)
-        return m, EpisodeBatches(data, cfg["n_way"], cfg["train_shot"], cfg["train_query"], n_tasks=cfg["meta_batch"])
+        return m, EpisodeStream(data, cfg["n_way"], cfg["train_shot"], cfg["train_query"], n_tasks=cfg["meta_batch"])
     return build
 for _name, _doc, _kw in [("maml", "second-order MAML, n_way-way episodes, meta_batch tasks per step (Finn et al. 2017)", {}),
                           ("fomaml", "first-order MAML", dict(first_order=True)),
@@ -176,7 +176,7 @@ TRAIN_DEFAULTS = dict(backbone="conv4", backbone_kw={}, epochs=4.0, lr=1e-3, bat
 
 def images_per_step(source) -> int:
     "Training images one step of `source` reads."
-    if isinstance(source, ClassBatches): return source.batch_size
+    if isinstance(source, ClassStream): return source.batch_size
     s = source.sampler
     shots = int(s.shots.sum()) if s.shots is not None else s.n_way * s.shot_range[1]
     return source.n_tasks * (shots + s.n_way * s.n_query)

@@ -20,8 +20,8 @@ from ..generation.metrics import diversity, recognizability, human_point, images
 from ..generation.base import GenerativeModel, generate_samples
 
 # %% auto #0
-__all__ = ['GENERATORS', 'GenerationBench', 'train_generator', 'training_recipe', 'generator_class', 'make_generator',
-           'run_generator', 'summarise_scores', 'plot_plane']
+__all__ = ['GENERATIVE_MODELS', 'GenerationBench', 'train_generative_model', 'training_recipe', 'generative_model_class',
+           'make_generative_model', 'run_generative_model', 'summarise_scores', 'plot_plane']
 
 # %% ../../nbs/bench/62_generation.ipynb #f0f62b34
 class GenerationBench:
@@ -97,7 +97,7 @@ class GenerationBench:
                 f"{self.human.diversity_ci.fmt()}, recognizability {self.human.recognizability_ci.fmt(100)} %)")
 
 # %% ../../nbs/bench/62_generation.ipynb #c78f368c
-def train_generator(
+def train_generative_model(
     model:GenerativeModel,    # the model, freshly built (weights are trained in place)
     train:TrainData,          # training images at the model's image size (e.g. `bench.train`)
     steps:int,                # optimiser steps
@@ -122,7 +122,7 @@ def train_generator(
                 steps=steps, config=trainer.config)
 
 # %% ../../nbs/bench/62_generation.ipynb #bb7dd066
-GENERATORS = {   # cls: module:class; args: what makes it this model; train: the paper's recipe; small: the small preset's
+GENERATIVE_MODELS = {   # cls: module:class; args: what makes it this model; train: the paper's recipe; small: the small preset's
     "vae_ns":   dict(cls="fewshot_nb.generation.vae_ns:VAENS",   args={},               train=dict(lr=1e-3),                small={}),
     "vae_stn":  dict(cls="fewshot_nb.generation.vae_stn:VAESTN", args={},               train=dict(lr=1e-3, grad_clip=5.0), small={}),
     "dagan_un": dict(cls="fewshot_nb.generation.dagan:DAGAN",    args=dict(skip=True),  train=dict(lr=1e-4),                small=dict(lr=1e-3)),
@@ -130,35 +130,35 @@ GENERATORS = {   # cls: module:class; args: what makes it this model; train: the
 }
 
 def training_recipe(
-    name:str,            # a key of `GENERATORS`
+    name:str,            # a key of `GENERATIVE_MODELS`
     preset:str="small",  # 'small' or 'paper'
-) -> dict:               # keyword arguments for `train_generator` (lr, grad_clip)
+) -> dict:               # keyword arguments for `train_generative_model` (lr, grad_clip)
     "The paper's training recipe of a model, with the small preset's changes."
-    if name not in GENERATORS: raise ValueError(f"unknown generative model {name!r}; choose from {list(GENERATORS)}")
-    return {**GENERATORS[name]["train"], **(GENERATORS[name]["small"] if preset == "small" else {})}
+    if name not in GENERATIVE_MODELS: raise ValueError(f"unknown generative model {name!r}; choose from {list(GENERATIVE_MODELS)}")
+    return {**GENERATIVE_MODELS[name]["train"], **(GENERATIVE_MODELS[name]["small"] if preset == "small" else {})}
 
-def generator_class(name:str) -> type:
+def generative_model_class(name:str) -> type:
     "The class of the model `name` (imported on first use, so that using one model does not import them all)."
-    if name not in GENERATORS: raise ValueError(f"unknown generative model {name!r}; choose from {list(GENERATORS)}")
+    if name not in GENERATIVE_MODELS: raise ValueError(f"unknown generative model {name!r}; choose from {list(GENERATIVE_MODELS)}")
     import importlib
-    mod, cls = GENERATORS[name]["cls"].split(":")
+    mod, cls = GENERATIVE_MODELS[name]["cls"].split(":")
     return getattr(importlib.import_module(mod), cls)
 
-def make_generator(
-    name:str,               # a key of `GENERATORS`
+def make_generative_model(
+    name:str,               # a key of `GENERATIVE_MODELS`
     preset:str="small",     # 'small' (CPU minutes) or 'paper' (the paper's base architecture)
     **kwargs,               # constructor arguments that override the preset (image_size, beta, set_size, ...)
 ) -> GenerativeModel:
     "A fresh model by name, with the paper's base architecture or the small preset."
     if preset not in ("small", "paper"): raise ValueError(f"preset must be 'small' or 'paper', got {preset!r}")
-    cls = generator_class(name)
-    args = {**GENERATORS[name]["args"], **kwargs}
+    cls = generative_model_class(name)
+    args = {**GENERATIVE_MODELS[name]["args"], **kwargs}
     return cls.small(**args) if preset == "small" else cls(**args)
 
 # %% ../../nbs/bench/62_generation.ipynb #4b20c8b1
-def run_generator(
+def run_generative_model(
     bench:GenerationBench,    # the fixed evaluation (its training data, prototypes, critics, tasks)
-    name:str,                 # a key of `GENERATORS`
+    name:str,                 # a key of `GENERATIVE_MODELS`
     preset:str="small",       # 'small' or 'paper'
     steps:int=300,            # optimiser steps
     epochs:float|None=None,   # if given, train this many epochs of the model's batches instead of `steps`
@@ -173,12 +173,12 @@ def run_generator(
 ) -> dict:                    # model, tag, steps, samples, per-class scores, final loss, timing, and a one-line summary
     "Build a model by name, train it (or load it from `checkpoints`), draw samples for every test class and score them."
     torch.manual_seed(seed)   # the initial weights come from the training seed, not from whatever ran before
-    m = make_generator(name, preset, image_size=bench.image_size, **kwargs)
+    m = make_generative_model(name, preset, image_size=bench.image_size, **kwargs)
     n_steps = steps if epochs is None else int(epochs * m.batches(bench.train, batch_size).steps_per_epoch)
     recipe = {**training_recipe(name, preset), **({} if lr is None else dict(lr=lr))}
     key = config_hash(dict(model=m.config(), steps=n_steps, batch_size=batch_size, recipe=recipe, seed=seed), n=8)
     tag = "_".join([p for p in (name, label, f"seed{seed}", key) if p])
-    tr = train_generator(m, bench.train, n_steps, batch_size=batch_size, seed=seed, device=device,
+    tr = train_generative_model(m, bench.train, n_steps, batch_size=batch_size, seed=seed, device=device,
                          checkpoint=None if checkpoints is None else Path(checkpoints) / f"{tag}.pt", **recipe)
     t0 = time.perf_counter()
     samples = generate_samples(m, bench.prototypes(), bench.n_samples, seed=sample_seed)

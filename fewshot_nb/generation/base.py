@@ -11,14 +11,16 @@ from pathlib import Path
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
 from ..core import derive_seed
-from ..training.trainer import TrainData, ClassBatches, Trainer
+from .critics import Critic, critic_features
+from .metrics import OwnPrototypeRate, own_prototype_rate
+from ..training.trainer import TrainData, ClassStream, Trainer
 
 # %% auto #0
-__all__ = ['PairBatches', 'SetBatches', 'bernoulli_nll', 'gaussian_kl', 'beta_elbo_loss', 'GenerativeModel', 'check_generator',
-           'generate_samples', 'show_samples']
+__all__ = ['PairBatches', 'SetBatches', 'bernoulli_nll', 'gaussian_kl', 'beta_elbo_loss', 'GenerativeModel',
+           'check_generative_model', 'follows_prototype', 'generate_samples', 'show_samples']
 
 # %% ../../nbs/generation/52_base.ipynb #4c47de33
-class PairBatches(ClassBatches):
+class PairBatches(ClassStream):
     "Pairs of images of one class: targets `x` and, for each, another image `cond` of its class; reproducible from `(seed, step)`."
     kind = "pair"
     def __init__(self,
@@ -196,7 +198,7 @@ class GenerativeModel(nn.Module):
         return dict(method=type(self).__name__, **self.hparams())
 
 # %% ../../nbs/generation/52_base.ipynb #bbf8b977
-def check_generator(
+def check_generative_model(
     model:GenerativeModel, # the model to check (trained a few steps in place)
     data:TrainData,        # a few training classes at the model's image size
     batch_size:int=4,      # pairs or sets per batch
@@ -231,7 +233,7 @@ def check_generator(
     assert not torch.equal(a, model.generate(protos, n_samples, seed=1)), "another seed must give other samples"
     other = model.generate(protos[1:2].expand(2, -1, -1, -1), n_samples, seed=0)   # same noise, the other prototype
     cond_effect = (a[0] - other[0]).abs().mean().item()
-    assert cond_effect > 0, "the samples must depend on the prototype"
+    assert cond_effect > 0, "the samples must depend on the prototype: with the same noise, another prototype gave identical samples (is the conditioning path cut?)"
     # 3. training with a checkpoint, and generation from the restored weights
     steps = steps or model.cycle + 1
     with tempfile.TemporaryDirectory() as scratch:
@@ -245,6 +247,22 @@ def check_generator(
         "a model restored from its checkpoint must generate the same images"
     return dict(loss=loss.item(), stats=stats, params_with_grad=len(seen), n_params=sum(p.numel() for p in model.parameters()),
                 cond_effect=cond_effect, train_loss=float(hist["loss"].iloc[-1]))
+
+# %% ../../nbs/generation/52_base.ipynb #046025f4
+def follows_prototype(
+    model:GenerativeModel,  # a (trained) generative model
+    prototypes:Tensor,      # (n_classes, C, H, W) one drawing of each class, floats in [0, 1]
+    critic:Critic,          # the judge, in its head's metric space: e.g. `load_critic('protonet')`
+    n_samples:int=20,       # samples drawn from each prototype
+    seed:int=0,             # seed of the samples
+    n_perm:int=1000,        # permutations of the prototypes, for the null
+) -> OwnPrototypeRate:
+    "How often a sample is nearer its own prototype than any other in the critic's metric space, with a permutation null."
+    if len(prototypes) < 2: raise ValueError(f"need prototypes of at least 2 classes, got {len(prototypes)}")
+    samples = model.generate(prototypes, n_samples, seed=seed).flatten(0, 1).cpu()
+    embed = lambda x, **kw: critic_features(critic, x, space="head", **kw)
+    return own_prototype_rate(embed(prototypes.cpu()), embed(samples, minmax=True).view(len(prototypes), n_samples, -1),
+                              n_perm=n_perm, seed=seed)
 
 # %% ../../nbs/generation/52_base.ipynb #6bddb589
 def generate_samples(

@@ -14,7 +14,7 @@ from torch import Tensor
 from ..core import atomic_write, as_rng, to_tensor
 from ..data.omniglot import fetch
 from ..training.backbones import ConvBlock, count_params
-from ..training.trainer import TrainData, EpisodeBatches, ProtoNet, Trainer
+from ..training.trainer import TrainData, EpisodeStream, ProtoNetTraining, Trainer
 from ..training.simclr import SimCLR, ViewBatches
 
 # %% auto #0
@@ -185,8 +185,8 @@ def train_critic(
     torch.manual_seed(seed)
     if kind == "protonet":
         if td.n_classes < n_way: raise ValueError(f"{td.n_classes} training classes cannot fill {n_way}-way episodes; lower n_way")
-        method = ProtoNet(Critic("protonet"))
-        source = EpisodeBatches(td, n_way=n_way, n_shot=1, n_query=n_query, binarize=0.5)
+        method = ProtoNetTraining(Critic("protonet"))
+        source = EpisodeStream(td, n_way=n_way, n_shot=1, n_query=n_query, binarize=0.5)
         opt = dict(optimizer="adam", schedule="step", lr_step=lr_step or max(1, steps // 4), lr_gamma=0.5)
     else:
         method = SimCLR(Critic("simclr"), temperature=0.5)

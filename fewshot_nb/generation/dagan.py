@@ -11,11 +11,11 @@ from torch import Tensor
 from .base import GenerativeModel
 
 # %% auto #0
-__all__ = ['conv_block', 'EncoderBlock', 'DecoderBlock', 'level_sizes', 'DAGANGenerator', 'DAGANCritic', 'gradient_penalty',
-           'DAGAN']
+__all__ = ['dagan_conv_block', 'EncoderBlock', 'DecoderBlock', 'level_sizes', 'DAGANGenerator', 'DAGANDiscriminator',
+           'gradient_penalty', 'DAGAN']
 
 # %% ../../nbs/generation/55_dagan.ipynb #2dd2b911
-def conv_block(
+def dagan_conv_block(
     cin:int, cout:int,          # input and output channels
     stride:int=1,               # 1, or 2 to halve the resolution
     act:bool=True,              # LeakyReLU(0.2) and normalisation after the convolution
@@ -44,10 +44,10 @@ class EncoderBlock(nn.Module):
                  bn_momentum:float=0.01,
                 ):
         super().__init__()
-        self.pre = conv_block(pre, pre, 2, act=False)
-        self.convs = nn.ModuleList([conv_block(cin + (pre if i == 0 else i * cout), cout, norm=norm, bn_momentum=bn_momentum)
+        self.pre = dagan_conv_block(pre, pre, 2, act=False)
+        self.convs = nn.ModuleList([dagan_conv_block(cin + (pre if i == 0 else i * cout), cout, norm=norm, bn_momentum=bn_momentum)
                                     for i in range(n_layers)])
-        self.down = conv_block(cin + n_layers * cout, cout, 2, norm=norm, dropout=dropout, bn_momentum=bn_momentum)
+        self.down = dagan_conv_block(cin + n_layers * cout, cout, 2, norm=norm, dropout=dropout, bn_momentum=bn_momentum)
 
     def forward(self,
                 pre:Tensor,  # (b, pre, 2h, 2w) the previous block's input (or its last full-resolution output)
@@ -70,9 +70,9 @@ class DecoderBlock(nn.Module):
                  bn_momentum:float=0.01,
                 ):
         super().__init__()
-        self.pres = nn.ModuleList([conv_block(pre, pre, act=False, up=size) for _ in range(n_layers)]) if pre else None
-        self.convs = nn.ModuleList([conv_block(pre + cin + i * cout, cout, bn_momentum=bn_momentum) for i in range(n_layers)])
-        self.up = conv_block(cin + n_layers * cout, cout, up=up_size, dropout=dropout, bn_momentum=bn_momentum) if up_size else None
+        self.pres = nn.ModuleList([dagan_conv_block(pre, pre, act=False, up=size) for _ in range(n_layers)]) if pre else None
+        self.convs = nn.ModuleList([dagan_conv_block(pre + cin + i * cout, cout, bn_momentum=bn_momentum) for i in range(n_layers)])
+        self.up = dagan_conv_block(cin + n_layers * cout, cout, up=up_size, dropout=dropout, bn_momentum=bn_momentum) if up_size else None
 
     def forward(self,
                 pre:Tensor|None,  # (b, pre, h', w') the previous decoder block's features, or None
@@ -116,7 +116,7 @@ class DAGANGenerator(nn.Module):
             raise ValueError(f"z_channels must list at most {depth + 1} positive channel counts (one per decoder level), got {z_channels}")
         self.sizes, self.skip, self.z_dim, self.z_channels = level_sizes(image_size, depth), bool(skip), int(z_dim), tuple(z_channels)
         S, kw = self.sizes, dict(dropout=dropout, bn_momentum=bn_momentum)
-        self.encode0 = conv_block(channels, L[0], 2, bn_momentum=bn_momentum)
+        self.encode0 = dagan_conv_block(channels, L[0], 2, bn_momentum=bn_momentum)
         self.encoders = nn.ModuleList([EncoderBlock(channels if i == 1 else L[i - 1], L[i - 1], L[i], n_layers, **kw) for i in range(1, depth)])
         self.z_proj = nn.ModuleList([nn.Linear(z_dim, S[-1 - i] ** 2 * c) for i, c in enumerate(self.z_channels)])
         self.decoders = nn.ModuleList()
@@ -126,7 +126,7 @@ class DAGANGenerator(nn.Module):
             if i < len(self.z_channels): cin += self.z_channels[i]
             self.decoders.append(DecoderBlock(0 if i == 0 else L[-i], cin, L[0] if i == depth else L[-i - 1], S[-i - 1],
                                               None if i == depth else S[-i - 2], n_layers, **kw))
-        self.head = nn.Sequential(conv_block(L[0], L[0], bn_momentum=bn_momentum), conv_block(L[0], L[0], bn_momentum=bn_momentum),
+        self.head = nn.Sequential(dagan_conv_block(L[0], L[0], bn_momentum=bn_momentum), dagan_conv_block(L[0], L[0], bn_momentum=bn_momentum),
                                   nn.Conv2d(L[0], channels, 3, 1, 1))
 
     def forward(self,
@@ -147,11 +147,11 @@ class DAGANGenerator(nn.Module):
         return torch.sigmoid(self.head(h))
 
 # %% ../../nbs/generation/55_dagan.ipynb #70123cce
-class DAGANCritic(nn.Module):
+class DAGANDiscriminator(nn.Module):
     "D(x_i, x): the score of a pair of images, real (two drawings of one class) or fake (x = G(x_i, z))."
     def __init__(self,
                  image_size:int=50,          # side of the images
-                 channels:int=1,             # channels of each image (the critic reads 2 x channels)
+                 channels:int=1,             # channels of each image (the discriminator reads 2 x channels)
                  widths:tuple=(64, 64, 128, 128), # channels of the encoder levels
                  n_layers:int=5,             # convolutions per encoder block before the stride-2 one
                  hidden:int=1024,            # width of the head's hidden layer
@@ -162,7 +162,7 @@ class DAGANCritic(nn.Module):
         if len(L) < 2 or min(L) < 1: raise ValueError(f"widths must list >= 2 positive channel counts, got {widths}")
         if n_layers < 1: raise ValueError(f"n_layers must be >= 1, got {n_layers}")
         self.sizes = level_sizes(image_size, len(L))
-        self.encode0 = conv_block(2 * channels, L[0], 2, norm="layer")
+        self.encode0 = dagan_conv_block(2 * channels, L[0], 2, norm="layer")
         self.encoders = nn.ModuleList([EncoderBlock(2 * channels if i == 1 else L[i - 1], L[i - 1], L[i], n_layers, "layer", dropout)
                                        for i in range(1, len(L))])
         self.hidden = nn.Linear(L[-1], hidden)
@@ -179,16 +179,16 @@ class DAGANCritic(nn.Module):
 
 # %% ../../nbs/generation/55_dagan.ipynb #0918a357
 def gradient_penalty(
-    critic:nn.Module,  # D(cond, x) -> (b,) scores
+    discriminator:nn.Module,  # D(cond, x) -> (b,) scores
     cond:Tensor,       # (b, C, H, W) conditioning images
     real:Tensor,       # (b, C, H, W) real partners
     fake:Tensor,       # (b, C, H, W) generated partners
     eps:Tensor|None=None, # (b,) interpolation weights of the real images (default uniform in [0, 1))
 ) -> Tensor:           # scalar mean over the pairs of (||grad|| - 1)^2
-    "WGAN-GP penalty of a pair critic at random interpolates between real and generated partners, differentiable for the critic."
+    "WGAN-GP penalty of a pair discriminator at random interpolates between real and generated partners, differentiable for the discriminator."
     if eps is None: eps = torch.rand(len(real), device=real.device, dtype=real.dtype)
     xh = (eps.view(-1, *[1] * (real.ndim - 1)) * real.detach() + (1 - eps.view(-1, *[1] * (real.ndim - 1))) * fake.detach()).requires_grad_(True)
-    grad, = torch.autograd.grad(critic(cond, xh).sum(), xh, create_graph=True)
+    grad, = torch.autograd.grad(discriminator(cond, xh).sum(), xh, create_graph=True)
     return ((grad.flatten(1).pow(2).sum(1) + 1e-12).sqrt() - 1).pow(2).mean()
 
 # %% ../../nbs/generation/55_dagan.ipynb #e5607c65
@@ -199,29 +199,29 @@ class DAGAN(GenerativeModel):
                  image_size:int=50,          # side of the images
                  z_dim:int=128,              # noise size (sz of Table S7)
                  skip:bool=True,             # U-Net skip connections (DA-GAN-UN) or none (DA-GAN-RN)
-                 critic_updates:int=5,       # critic steps before each generator step
+                 discriminator_updates:int=5,       # discriminator steps before each generator step
                  widths:tuple=(64, 64, 128, 128), # generator encoder widths (Table S7)
                  n_layers:int=2,             # convolutions per generator block (Table S7: 2)
                  z_channels:tuple=(8, 4, 2), # channels of the projected noise, coarsest level first
-                 critic_widths:tuple=(64, 64, 128, 128), # critic encoder widths (dagan_torch)
-                 critic_layers:int=5,        # convolutions per critic block (dagan_torch: 5)
-                 critic_hidden:int=1024,     # critic head width (dagan_torch: 1024)
+                 discriminator_widths:tuple=(64, 64, 128, 128), # discriminator encoder widths (dagan_torch)
+                 discriminator_layers:int=5,        # convolutions per discriminator block (dagan_torch: 5)
+                 discriminator_hidden:int=1024,     # discriminator head width (dagan_torch: 1024)
                  gp_weight:float=10.0,       # lambda of the gradient penalty
-                 dropout:float=0.5,          # dropout of generator and critic (released code: 0.5)
+                 dropout:float=0.5,          # dropout of generator and discriminator (released code: 0.5)
                  bn_momentum:float=0.01,     # generator BatchNorm momentum (released code: 0.01)
                  channels:int=1,             # image channels
                 ):
         super().__init__(image_size, channels)
-        if critic_updates < 1: raise ValueError(f"critic_updates must be >= 1, got {critic_updates}")
+        if discriminator_updates < 1: raise ValueError(f"discriminator_updates must be >= 1, got {discriminator_updates}")
         if z_dim < 1: raise ValueError(f"z_dim must be >= 1, got {z_dim}")
         if not gp_weight >= 0: raise ValueError(f"gp_weight must be >= 0, got {gp_weight}")
         if not 0 <= dropout < 1: raise ValueError(f"dropout must be in [0, 1), got {dropout}")
-        self.z_dim, self.skip, self.critic_updates, self.gp_weight = int(z_dim), bool(skip), int(critic_updates), float(gp_weight)
-        self.cycle = self.critic_updates + 1
-        self._hp = dict(widths=tuple(widths), n_layers=int(n_layers), z_channels=tuple(z_channels), critic_widths=tuple(critic_widths),
-                        critic_layers=int(critic_layers), critic_hidden=int(critic_hidden), dropout=float(dropout), bn_momentum=float(bn_momentum))
+        self.z_dim, self.skip, self.discriminator_updates, self.gp_weight = int(z_dim), bool(skip), int(discriminator_updates), float(gp_weight)
+        self.cycle = self.discriminator_updates + 1
+        self._hp = dict(widths=tuple(widths), n_layers=int(n_layers), z_channels=tuple(z_channels), discriminator_widths=tuple(discriminator_widths),
+                        discriminator_layers=int(discriminator_layers), discriminator_hidden=int(discriminator_hidden), dropout=float(dropout), bn_momentum=float(bn_momentum))
         self.generator = DAGANGenerator(image_size, channels, z_dim, skip, widths, n_layers, z_channels, dropout, bn_momentum)
-        self.critic = DAGANCritic(image_size, channels, critic_widths, critic_layers, critic_hidden, dropout)
+        self.discriminator = DAGANDiscriminator(image_size, channels, discriminator_widths, discriminator_layers, discriminator_hidden, dropout)
         self.register_buffer("step_in_cycle", torch.zeros((), dtype=torch.long))
 
     @classmethod
@@ -240,40 +240,40 @@ class DAGAN(GenerativeModel):
               skip:bool=True,     # DA-GAN-UN (True) or DA-GAN-RN (False)
               **kwargs,           # any other `DAGAN` argument, overriding the preset
              ) -> "DAGAN":
-        "A CPU-sized DA-GAN: the paper's architecture with 8-16 channels, 1 convolution per block and a small critic."
-        preset = dict(widths=(8, 8, 16, 16), n_layers=1, critic_widths=(8, 8, 16, 16), critic_layers=1, critic_hidden=64,
+        "A CPU-sized DA-GAN: the paper's architecture with 8-16 channels, 1 convolution per block and a small discriminator."
+        preset = dict(widths=(8, 8, 16, 16), n_layers=1, discriminator_widths=(8, 8, 16, 16), discriminator_layers=1, discriminator_hidden=64,
                       dropout=0.0, bn_momentum=0.1)
         return cls(image_size=image_size, skip=skip, **(preset | kwargs))
 
     def hparams(self) -> dict:
-        return dict(image_size=self.image_size, z_dim=self.z_dim, skip=self.skip, critic_updates=self.critic_updates,
+        return dict(image_size=self.image_size, z_dim=self.z_dim, skip=self.skip, discriminator_updates=self.discriminator_updates,
                     gp_weight=self.gp_weight, channels=self.channels, **self._hp)
 
-    def critic_step(self) -> bool:
-        "Whether the next training step of `loss` trains the critic (else the generator)."
-        return int(self.step_in_cycle) < self.critic_updates
+    def discriminator_step(self) -> bool:
+        "Whether the next training step of `loss` trains the discriminator (else the generator)."
+        return int(self.step_in_cycle) < self.discriminator_updates
 
-    def _critic_loss(self, cond, x, fake):
-        d_real, d_fake = self.critic(cond, x), self.critic(cond, fake)
-        gp = gradient_penalty(self.critic, cond, x, fake)
+    def _discriminator_loss(self, cond, x, fake):
+        d_real, d_fake = self.discriminator(cond, x), self.discriminator(cond, fake)
+        gp = gradient_penalty(self.discriminator, cond, x, fake)
         return d_fake.mean() - d_real.mean() + self.gp_weight * gp, gp, (d_real.mean() - d_fake.mean())
 
     def loss(self, batch:dict) -> tuple[Tensor, dict]:
-        "The critic loss L_D at critic steps, the generator loss L_G at generator steps; advances the cycle in training mode."
+        "The discriminator loss L_D at discriminator steps, the generator loss L_G at generator steps; advances the cycle in training mode."
         x, cond = batch["x"], batch["cond"]
         z = torch.randn(len(cond), self.z_dim, device=cond.device)
         nan = float("nan")
-        if self.critic_step():
+        if self.discriminator_step():
             with torch.no_grad(): fake = self.generator(cond, z)
-            loss, gp, w = self._critic_loss(cond, x, fake)
+            loss, gp, w = self._discriminator_loss(cond, x, fake)
             stats = dict(d_loss=loss.item(), gp=gp.item(), w_dist=w.item(), g_loss=nan)
         else:
-            flags = [p.requires_grad for p in self.critic.parameters()]
+            flags = [p.requires_grad for p in self.discriminator.parameters()]
             try:
-                for p in self.critic.parameters(): p.requires_grad_(False)
-                loss = -self.critic(cond, self.generator(cond, z)).mean()
+                for p in self.discriminator.parameters(): p.requires_grad_(False)
+                loss = -self.discriminator(cond, self.generator(cond, z)).mean()
             finally:
-                for p, f in zip(self.critic.parameters(), flags): p.requires_grad_(f)
+                for p, f in zip(self.discriminator.parameters(), flags): p.requires_grad_(f)
             stats = dict(d_loss=nan, gp=nan, w_dist=nan, g_loss=loss.item())
         if self.training: self.step_in_cycle.copy_((self.step_in_cycle + 1) % self.cycle)
         return loss, stats
@@ -289,8 +289,8 @@ class DAGAN(GenerativeModel):
                 torch.manual_seed(seed)
                 x, cond = batch["x"], batch["cond"]
                 with torch.no_grad(): fake = self.generator(cond, torch.randn(len(cond), self.z_dim, device=cond.device))
-                d_loss, gp, w = self._critic_loss(cond, x, fake)
-                with torch.no_grad(): g_loss = -self.critic(cond, fake).mean()
+                d_loss, gp, w = self._discriminator_loss(cond, x, fake)
+                with torch.no_grad(): g_loss = -self.discriminator(cond, fake).mean()
         finally: self.train(was)
         return dict(d_loss=d_loss.item(), gp=gp.item(), w_dist=w.item(), g_loss=g_loss.item())
 

@@ -11,8 +11,8 @@ from torch import Tensor
 from .base import GenerativeModel, bernoulli_nll, gaussian_kl, beta_elbo_loss
 
 # %% auto #0
-__all__ = ['ns_sizes', 'conv_block', 'deconv_block', 'fc_block', 'ValidConv2d', 'ResidualFc', 'GaussianParams', 'LatentNet',
-           'ns_elbo_loss', 'VAENS']
+__all__ = ['ns_sizes', 'ns_conv_block', 'ns_deconv_block', 'ns_fc_block', 'ValidConv2d', 'ResidualFc', 'GaussianParams',
+           'LatentNet', 'ns_elbo_loss', 'VAENS']
 
 # %% ../../nbs/generation/53_vae_ns.ipynb #6c10b75c
 def ns_sizes(
@@ -31,15 +31,15 @@ def ns_sizes(
     return sides, trims, u - image_size + 1
 
 # %% ../../nbs/generation/53_vae_ns.ipynb #fd0670b5
-def conv_block(c_in:int, c_out:int, stride:int=1) -> nn.Sequential:
+def ns_conv_block(c_in:int, c_out:int, stride:int=1) -> nn.Sequential:
     "Conv2d(3x3, padding 1) -> BatchNorm2d -> ELU (Table S6's ConvBlock)."
     return nn.Sequential(nn.Conv2d(c_in, c_out, 3, stride, 1), nn.BatchNorm2d(c_out), nn.ELU())
 
-def deconv_block(c_in:int, c_out:int) -> nn.Sequential:
+def ns_deconv_block(c_in:int, c_out:int) -> nn.Sequential:
     "ConvTranspose2d(2x2, stride 2) -> BatchNorm2d -> ELU: doubles the side (Table S6's DeConvBlock)."
     return nn.Sequential(nn.ConvTranspose2d(c_in, c_out, 2, 2), nn.BatchNorm2d(c_out), nn.ELU())
 
-def fc_block(d_in:int, d_out:int) -> nn.Sequential:
+def ns_fc_block(d_in:int, d_out:int) -> nn.Sequential:
     "Linear -> BatchNorm1d -> ELU (Table S6's FcBlock)."
     return nn.Sequential(nn.Linear(d_in, d_out), nn.BatchNorm1d(d_out), nn.ELU())
 
@@ -147,21 +147,21 @@ class VAENS(GenerativeModel):
         layers, c_prev = [], channels
         for c in enc_channels:
             for j in range(self.convs_per_stage):
-                layers.append(conv_block(c_prev, c, 2 if j == self.convs_per_stage - 1 else 1)); c_prev = c
+                layers.append(ns_conv_block(c_prev, c, 2 if j == self.convs_per_stage - 1 else 1)); c_prev = c
         self.encoder = nn.Sequential(*layers, nn.Flatten())
-        self.project = fc_block(top * self.base ** 2, hidden)
+        self.project = ns_fc_block(top * self.base ** 2, hidden)
         # statistic network q(c | D): mean pooling, then the post-pooling network
-        self.statistic = nn.Sequential(fc_block(hidden, hidden), fc_block(hidden, hidden), GaussianParams(hidden, c_dim))
+        self.statistic = nn.Sequential(ns_fc_block(hidden, hidden), ns_fc_block(hidden, hidden), GaussianParams(hidden, c_dim))
         # inference networks q(z_l | z_{l+1}, c, x) and latent decoders p(z_l | z_{l+1}, c), top layer first
         self.posterior = nn.ModuleList(LatentNet(hidden, c_dim, z_dim, n_res, h_dim=hidden, z_above=l > 0) for l in range(n_stochastic))
         self.prior = nn.ModuleList(LatentNet(hidden, c_dim, z_dim, n_res, z_above=l > 0) for l in range(n_stochastic))
         # observation decoder p(x | z, c)
         self.dec_z, self.dec_c = nn.Linear(n_stochastic * z_dim, hidden), nn.Linear(c_dim, hidden)
-        self.dec_fc = fc_block(hidden, top * self.base ** 2)
+        self.dec_fc = ns_fc_block(hidden, top * self.base ** 2)
         m, stages, c_in = max(self.convs_per_stage - 1, 1), [], top
         for c, k in zip(reversed(enc_channels), trims):
-            convs = [conv_block(c_in, c)] + [conv_block(c, c) for _ in range(m - 1 - (k > 0))] + ([ValidConv2d(c, c, k)] if k else [])
-            stages += convs + [deconv_block(c, c)]; c_in = c
+            convs = [ns_conv_block(c_in, c)] + [ns_conv_block(c, c) for _ in range(m - 1 - (k > 0))] + ([ValidConv2d(c, c, k)] if k else [])
+            stages += convs + [ns_deconv_block(c, c)]; c_in = c
         self.dec_conv = nn.Sequential(*stages, ValidConv2d(c_in, channels, k_out))
         for mod in self.modules():                                # Xavier-normal weights, zero biases (as the public code)
             if isinstance(mod, (nn.Linear, nn.Conv2d)): nn.init.xavier_normal_(mod.weight); nn.init.zeros_(mod.bias)

@@ -8,6 +8,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/training/maml.html.md"""
 from __future__ import annotations
 import torch, torch.nn as nn, torch.nn.functional as F
 from torch.func import functional_call, grad, vmap
+from fastcore.basics import patch
 from ..data.samplers import EpisodeBatch
 from .trainer import Method, TrainData
 
@@ -131,41 +132,43 @@ class MAML(Method):
                                        first_order=self.first_order, anil=self.anil, eval_inner_steps=self.eval_inner_steps)
 
 # %% ../../nbs/training/42_maml.ipynb #7a599d92
-def _adapt(self:MAML,
-           support:torch.Tensor,  # (n_tasks, n_support, C, H, W)
-           labels:torch.Tensor,   # (n_tasks, n_support)
-           steps:int|None=None,   # inner steps (default `inner_steps`)
-          ) -> dict:              # name -> (n_tasks, *shape) adapted parameters
+@patch
+def adapt(self:MAML,
+          support:torch.Tensor,  # (n_tasks, n_support, C, H, W)
+          labels:torch.Tensor,   # (n_tasks, n_support)
+          steps:int|None=None,   # inner steps (default `inner_steps`)
+         ) -> dict:              # name -> (n_tasks, *shape) adapted parameters
     "Adapted parameters of every task, all tasks at once."
     return vmap(self.adapt_task, in_dims=(0, 0, None, None))(support, labels, steps, dict(self.named_parameters()))
 
-def _logits(self:MAML,
-            support:torch.Tensor, # (n_tasks, n_support, C, H, W)
-            labels:torch.Tensor,  # (n_tasks, n_support)
-            query:torch.Tensor,   # (n_tasks, n_query, C, H, W)
-            steps:int|None=None,  # inner steps (default `inner_steps`)
-           ) -> torch.Tensor:     # (n_tasks, n_query, n_way)
+@patch
+def logits(self:MAML,
+           support:torch.Tensor, # (n_tasks, n_support, C, H, W)
+           labels:torch.Tensor,  # (n_tasks, n_support)
+           query:torch.Tensor,   # (n_tasks, n_query, C, H, W)
+           steps:int|None=None,  # inner steps (default `inner_steps`)
+          ) -> torch.Tensor:     # (n_tasks, n_query, n_way)
     "Query logits of every task after adaptation on its support set, all tasks at once."
     if support.shape[:2] != labels.shape or query.shape[0] != support.shape[0]:
         raise ValueError(f"support {tuple(support.shape)}, labels {tuple(labels.shape)} and query {tuple(query.shape)} must share "
                          "n_tasks, and labels must be (n_tasks, n_support)")
     return vmap(self.task_logits, in_dims=(0, 0, 0, None, None))(support, labels, query, steps, dict(self.named_parameters()))
 
-def _loss(self:MAML, batch:dict) -> tuple[torch.Tensor, dict]:
+@patch
+def loss(self:MAML, batch:dict) -> tuple[torch.Tensor, dict]:
     "Mean query cross-entropy after adaptation, over the tasks of an episode batch."
     if batch["n_way"] != self.n_way: raise ValueError(f"the batch is {batch['n_way']}-way but this MAML has n_way={self.n_way}: build it with n_way={batch['n_way']}")
     logits = self.logits(batch["support"], batch["support_labels"], batch["query"])
     y = batch["query_labels"]
     return F.cross_entropy(logits.flatten(0, 1), y.flatten()), dict(acc=(logits.argmax(-1) == y).float().mean().item())
 
-MAML.adapt, MAML.logits, MAML.loss = _adapt, _logits, _loss
-
 # %% ../../nbs/training/42_maml.ipynb #55b382a9
-def _scores(self:MAML,
-            images,              # (n_items, C, H, W) tensor or `TrainData` the tasks index
-            tasks:EpisodeBatch,  # tasks over those items, all with the same support and query sizes
-            feats=None,          # not supported: MAML adapts the backbone itself to each task
-           ) -> torch.Tensor:    # (n_tasks, n_query, n_way) logits after adaptation
+@patch
+def scores(self:MAML,
+           images,              # (n_items, C, H, W) tensor or `TrainData` the tasks index
+           tasks:EpisodeBatch,  # tasks over those items, all with the same support and query sizes
+           feats=None,          # not supported: MAML adapts the backbone itself to each task
+          ) -> torch.Tensor:    # (n_tasks, n_query, n_way) logits after adaptation
     "Query logits of every task after `eval_inner_steps` inner steps on its support set, in chunks of tasks."
     if feats is not None: raise ValueError("MAML adapts the backbone to every task, so precomputed features cannot be used: pass feats=None")
     if tasks.n_way != self.n_way: raise ValueError(f"the tasks are {tasks.n_way}-way but this MAML has n_way={self.n_way}")
@@ -183,5 +186,3 @@ def _scores(self:MAML,
             xs, xq = xs.view(*sub.support.shape, *xs.shape[1:]), xq.view(*sub.query.shape, *xq.shape[1:])
             out.append(run(xs, sub.support_labels.to(dev), xq, self.eval_inner_steps, params))
     return torch.cat(out)
-
-MAML.scores = _scores

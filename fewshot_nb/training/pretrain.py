@@ -16,7 +16,7 @@ from ..data.samplers import EpisodeSampler, TaskManifest, data_fingerprint
 from ..data.sources import FeatureSource
 from ..features import extract_features, split_classes, read_feature_cache, write_feature_cache, FeatureCacheError, SPLITS, CACHE_VERSION
 from .backbones import make_backbone
-from .trainer import TrainData, ClassBatches, Trainer, Supervised, Method
+from .trainer import TrainData, ClassStream, Trainer, Supervised, Method
 
 # %% auto #0
 __all__ = ['TRAINABLE', 'pretrained_features']
@@ -85,7 +85,7 @@ def pretrained_features(
         val_data = TrainData.from_omniglot(data, val).to(dev)
         val_tasks = TaskManifest.sample(EpisodeSampler(val_data.labels.cpu().numpy(), 5, 1, 5), 100, seed=0)
         val_kw = dict(val_images=val_data, val_tasks=val_tasks, val_every=max(1, steps // 4))
-    trainer = Trainer(method, ClassBatches(train, min(batch_size, len(train))), n_steps=steps, lr=lr, seed=seed, device=dev,
+    trainer = Trainer(method, ClassStream(train, min(batch_size, len(train))), n_steps=steps, lr=lr, seed=seed, device=dev,
                       progress=progress, channels_last=dev.type == "cpu", **val_kw)
     history = trainer.fit()
     method = trainer.load_best()

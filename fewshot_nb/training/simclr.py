@@ -10,7 +10,7 @@ import functools
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
 from ..core import derive_seed
-from .trainer import Method, TrainData, ClassBatches
+from .trainer import Method, TrainData, ClassStream
 from ..data.augment import simclr_augment
 
 # %% auto #0
@@ -55,7 +55,7 @@ def _describe(fn) -> str:
         return f"{_describe(fn.func)}({kw})"
     return getattr(fn, "__qualname__", type(fn).__name__)
 
-class ViewBatches(ClassBatches):
+class ViewBatches(ClassStream):
     "Two augmented views of each image of a batch, a fresh permutation each epoch, reproducible from `(seed, step)`."
     kind = "views"
     def __init__(self,
@@ -68,7 +68,7 @@ class ViewBatches(ClassBatches):
             raise ValueError(f"batch_size must be in [2, {len(data)}] (NT-Xent needs 2 images or more; "
                              f"there are {len(data)}), got {batch_size}")
         if binarize is not None and not 0 <= binarize < 1: raise ValueError(f"binarize must be None or in [0, 1), got {binarize}")
-        super().__init__(data, batch_size, binarize)   # the same epoch permutations as `ClassBatches`
+        super().__init__(data, batch_size, binarize)   # the same epoch permutations as `ClassStream`
         self.augment = augment
 
     def batch(self, step:int, seed:int) -> dict:

@@ -19,7 +19,7 @@ import json
 from ..data.augment import rotation_classes
 
 # %% auto #0
-__all__ = ['TrainData', 'ClassBatches', 'EpisodeBatches', 'Method', 'CosineHead', 'Supervised', 'ProtoNet', 'MatchingNet',
+__all__ = ['TrainData', 'ClassStream', 'EpisodeStream', 'Method', 'CosineHead', 'Supervised', 'ProtoNetTraining', 'MatchingNet',
            'check_method', 'CheckpointError', 'Trainer']
 
 # %% ../../nbs/training/41_trainer.ipynb #c4219439
@@ -69,7 +69,7 @@ class TrainData:
                 f"{int(self.groups.max()) + 1} groups{', with rotations' if self.rotations else ''})")
 
 # %% ../../nbs/training/41_trainer.ipynb #537d05bd
-class ClassBatches:
+class ClassStream:
     "Mini-batches of labelled images, a fresh permutation each epoch, reproducible from `(seed, step)`."
     kind = "class"
     def __init__(self,
@@ -98,7 +98,7 @@ class ClassBatches:
         return dict(kind=self.kind, batch_size=self.batch_size, n_images=len(self.data), n_classes=self.data.n_classes,
                     rotations=self.data.rotations, binarize=self.binarize)
 
-class EpisodeBatches:
+class EpisodeStream:
     "`n_tasks` episodes per step from an `EpisodeSampler` over the training data, reproducible from `(seed, step)`."
     kind = "episode"
     def __init__(self,
@@ -227,7 +227,7 @@ class Supervised(Method):
         return super().config() | dict(head=self.head_kind, n_classes=self.n_classes, label_smoothing=self.label_smoothing)
 
 # %% ../../nbs/training/41_trainer.ipynb #9e03fa83
-class ProtoNet(Method):
+class ProtoNetTraining(Method):
     "Prototypical Networks: episodic cross-entropy of the nearest-prototype softmax."
     def __init__(self, backbone:nn.Module, metric:str="euclidean", scale:float=1.0):
         super().__init__(backbone)
@@ -295,7 +295,7 @@ class MatchingNet(Method):
 # %% ../../nbs/training/41_trainer.ipynb #0559f8e0
 def check_method(
     method:Method,        # the regime to check
-    source,               # its batch source (`ClassBatches`, `EpisodeBatches`, ...)
+    source,               # its batch source (`ClassStream`, `EpisodeStream`, ...)
     images,               # (n, C, H, W) tensor or `TrainData` for `scores`
     tasks:EpisodeBatch,   # a few tasks over `images`
     steps:int=15,         # optimiser steps on one batch
