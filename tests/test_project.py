@@ -50,12 +50,17 @@ def _texts(cell):
         if "traceback" in o: yield "traceback", "\n".join(o["traceback"])
 
 
+def _matches(nb_path, pattern, texts) -> list[str]:
+    "The first match of `pattern` in each text that `texts(cell)` yields, with its context, for every cell."
+    nb = nbformat.read(nb_path, as_version=4)
+    return [f"cell {i} {where}: ...{text[max(m.start()-40, 0):m.end()+40]!r}..."
+            for i, c in enumerate(nb.cells) for where, text in texts(c) for m in [pattern.search(text)] if m]
+
+
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[str(p.relative_to(NBS)) for p in NOTEBOOKS])
 def test_no_machine_paths(nb_path):
     "Stored sources and outputs are what the docs show: no paths of the machine they ran on."
-    nb = nbformat.read(nb_path, as_version=4)
-    hits = [f"cell {i} {where}: ...{text[max(m.start()-40, 0):m.end()+40]!r}..."
-            for i, c in enumerate(nb.cells) for where, text in _texts(c) for m in [MACHINE_PATH.search(text)] if m]
+    hits = _matches(nb_path, MACHINE_PATH, _texts)
     assert not hits, f"{nb_path.name} stores machine paths:\n" + "\n".join(hits)
 
 
@@ -93,9 +98,7 @@ def _outputs(cell):
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[str(p.relative_to(NBS)) for p in NOTEBOOKS])
 def test_no_timings_in_stored_outputs(nb_path):
     "Timings go to run.json or to a benchmark's prose, never to a stored output (they change from run to run)."
-    nb = nbformat.read(nb_path, as_version=4)
-    hits = [f"cell {i} {where}: ...{text[max(m.start()-40, 0):m.end()+40]!r}..."
-            for i, c in enumerate(nb.cells) for where, text in _outputs(c) for m in [TIMING.search(text)] if m]
+    hits = _matches(nb_path, TIMING, _outputs)
     assert not hits, f"{nb_path.name} stores timings:\n" + "\n".join(hits)
 
 
