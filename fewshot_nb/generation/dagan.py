@@ -199,13 +199,13 @@ class DAGAN(GenerativeModel):
                  image_size:int=50,          # side of the images
                  z_dim:int=128,              # noise size (sz of Table S7)
                  skip:bool=True,             # U-Net skip connections (DA-GAN-UN) or none (DA-GAN-RN)
-                 discriminator_updates:int=5,       # discriminator steps before each generator step
+                 discriminator_updates:int=5, # discriminator steps before each generator step
                  widths:tuple=(64, 64, 128, 128), # generator encoder widths (Table S7)
                  n_layers:int=2,             # convolutions per generator block (Table S7: 2)
                  z_channels:tuple=(8, 4, 2), # channels of the projected noise, coarsest level first
-                 discriminator_widths:tuple=(64, 64, 128, 128), # discriminator encoder widths (dagan_torch)
-                 discriminator_layers:int=5,        # convolutions per discriminator block (dagan_torch: 5)
-                 discriminator_hidden:int=1024,     # discriminator head width (dagan_torch: 1024)
+                 discriminator_widths:tuple=(64, 64, 128, 128), # its encoder widths (dagan_torch)
+                 discriminator_layers:int=5,  # convolutions per discriminator block (dagan_torch: 5)
+                 discriminator_hidden:int=1024, # discriminator head width (dagan_torch: 1024)
                  gp_weight:float=10.0,       # lambda of the gradient penalty
                  dropout:float=0.5,          # dropout of generator and discriminator (released code: 0.5)
                  bn_momentum:float=0.01,     # generator BatchNorm momentum (released code: 0.01)
