@@ -16,7 +16,7 @@ from .sources import check_one_group
 
 # %% auto #0
 __all__ = ['Episode', 'EpisodeBatch', 'round_counts', 'dirichlet_counts', 'EpisodeSampler', 'class_groups', 'check_batch',
-           'data_fingerprint', 'TaskManifest', 'lake_runs']
+           'CapBinding', 'query_imbalance', 'data_fingerprint', 'TaskManifest', 'lake_runs']
 
 # %% ../../nbs/data/13_samplers.ipynb #8ccde435
 @dataclass
@@ -85,6 +85,11 @@ class EpisodeBatch:
                            self.query_labels[i][qm].numpy(), self.classes[i].numpy(), int(self.groups[i]))
         return EpisodeBatch(**{k: v[i] for k, v in self.tensors().items()})
 
+    def query_counts(self) -> np.ndarray: # (n_tasks, n_way) queries of each episode label
+        "Number of queries of each episode label, in every task."
+        ql = self.query_labels.cpu().numpy(); t, j = np.nonzero(ql >= 0)
+        out = np.zeros((self.n_tasks, self.n_way), np.int64); np.add.at(out, (t, ql[t, j]), 1)
+        return out
     def episodes(self) -> list[Episode]: return [self[i] for i in range(self.n_tasks)]
     def tensors(self) -> dict: return {k: getattr(self, k) for k in self.__dataclass_fields__}
     def to(self, device) -> "EpisodeBatch": return EpisodeBatch(**{k: v.to(device) for k, v in self.tensors().items()})
@@ -243,11 +248,15 @@ class EpisodeSampler:
                 f"{len(self.eligible)} classes in {len(self.group_ids) if self.structure == 'within_group' else 1} group(s))")
 
 # %% ../../nbs/data/13_samplers.ipynb #b5e45578
+def _uncapped_counts(self, n_tasks:int, rng) -> np.ndarray:
+    "Query counts (n_tasks, n_way) as the query distribution gives them, before any cap."
+    if self.query_dist == "balanced": return np.full((n_tasks, self.n_way), self.n_query, dtype=np.int64)
+    if self.query_dist == "fixed": return np.broadcast_to(self.fixed_counts, (n_tasks, self.n_way)).copy()
+    return dirichlet_counts(self.dirichlet_a, self.n_way, self.total_query, n_tasks, rng)
+
 def _draw_query_counts(self, caps, rng) -> np.ndarray:
     n_tasks = len(caps)
-    if self.query_dist == "balanced": counts = np.full((n_tasks, self.n_way), self.n_query, dtype=np.int64)
-    elif self.query_dist == "fixed": counts = np.broadcast_to(self.fixed_counts, (n_tasks, self.n_way)).copy()
-    else: counts = dirichlet_counts(self.dirichlet_a, self.n_way, self.total_query, n_tasks, rng)
+    counts = _uncapped_counts(self, n_tasks, rng)
     bad = (counts > caps).any(1)
     for _ in range(self.max_resample):
         if not bad.any(): return counts
@@ -260,13 +269,17 @@ def _draw_query_counts(self, caps, rng) -> np.ndarray:
     if bad.any(): raise ValueError(f"after {self.max_resample} rounds of resampling, {int(bad.sum())} tasks still exceed their caps; lower n_query")
     return counts
 
-def _sample_arrays(self, n_tasks:int, rng) -> dict:
-    # 1. classes: a group per task, then n_way of its classes in random order
-    g = rng.integers(len(self.group_ids), size=n_tasks)
-    classes = _random_pick(self.group_members[g], self.n_way, rng)            # (n_tasks, n_way)
-    # 2. shots and query counts
+def _draw_classes(self, n_tasks:int, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    "Group (n_tasks,), classes (n_tasks, n_way) and shots (n_tasks, n_way) of `n_tasks` tasks."
+    g = rng.integers(len(self.group_ids), size=n_tasks)                        # a group per task,
+    classes = _random_pick(self.group_members[g], self.n_way, rng)            # then n_way of its classes in random order
     shots = (np.broadcast_to(self.shots, (n_tasks, self.n_way)) if self.shots is not None
              else rng.integers(self.shot_range[0], self.shot_range[1] + 1, size=(n_tasks, self.n_way)))
+    return g, classes, shots
+
+def _sample_arrays(self, n_tasks:int, rng) -> dict:
+    # 1-2. classes, shots and query counts
+    g, classes, shots = _draw_classes(self, n_tasks, rng)
     counts = _draw_query_counts(self, self.class_sizes[classes] - shots, rng)
     # 3. items: a random permutation of each class, support first, then queries
     n_take = int((shots + counts).max())
@@ -346,6 +359,38 @@ def check_batch(batch:EpisodeBatch, labels:np.ndarray, groups:np.ndarray|None=No
         ok = batch.groups < 0
         if not (ok | (g == batch.groups[:, None]).all(1)).all(): raise ValueError("a within-group task has classes from another group")
     return batch
+
+# %% ../../nbs/data/13_samplers.ipynb #25e4fa8a
+@dataclass
+class CapBinding:
+    "Query counts of a sampler's tasks before any cap, with the caps of their classes."
+    counts: np.ndarray   # (n_tasks, n_way) query counts as the query distribution gives them
+    caps: np.ndarray     # (n_tasks, n_way) items each class has left after its shots
+
+    @property
+    def binds(self) -> np.ndarray: return (self.counts > self.caps).any(1)   # (n_tasks,) tasks that ask too much
+    @property
+    def rate(self) -> float: return float(self.binds.mean())                # share of tasks whose counts exceed a cap
+    def __repr__(self): return f"CapBinding({100 * self.rate:.1f}% of {len(self.counts)} uncapped draws exceed a cap)"
+
+@patch
+def cap_binding(self:EpisodeSampler,
+                n_tasks:int=10_000, # tasks drawn
+                seed=0,             # seed or Generator
+               ) -> CapBinding:
+    "Uncapped query counts of `n_tasks` of this sampler's tasks, and their caps: how often, and where, the caps bind."
+    if n_tasks < 1: raise ValueError(f"n_tasks must be >= 1, got {n_tasks}")
+    rng = as_rng(seed)
+    _, classes, shots = _draw_classes(self, n_tasks, rng)
+    return CapBinding(_uncapped_counts(self, n_tasks, rng), self.class_sizes[classes] - shots)
+
+def query_imbalance(
+    counts:np.ndarray,   # (n_tasks, n_way) query counts, e.g. `EpisodeBatch.query_counts()` or `CapBinding.counts`
+) -> dict:               # mean count of the largest and smallest class of a task, mean share of the largest
+    "How imbalanced a set of query sets is, on average over its tasks."
+    c = np.asarray(counts)
+    if c.ndim != 2 or c.shape[1] < 2: raise ValueError(f"counts must be (n_tasks, n_way) with n_way >= 2, got shape {c.shape}")
+    return dict(largest=float(c.max(1).mean()), smallest=float(c.min(1).mean()), largest_share=float((c.max(1) / c.sum(1)).mean()))
 
 # %% ../../nbs/data/13_samplers.ipynb #a050878f
 def data_fingerprint(labels) -> str:
