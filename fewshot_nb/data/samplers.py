@@ -90,6 +90,7 @@ class EpisodeBatch:
         ql = self.query_labels.cpu().numpy(); t, j = np.nonzero(ql >= 0)
         out = np.zeros((self.n_tasks, self.n_way), np.int64); np.add.at(out, (t, ql[t, j]), 1)
         return out
+
     def episodes(self) -> list[Episode]: return [self[i] for i in range(self.n_tasks)]
     def tensors(self) -> dict: return {k: getattr(self, k) for k in self.__dataclass_fields__}
     def to(self, device) -> "EpisodeBatch": return EpisodeBatch(**{k: v.to(device) for k, v in self.tensors().items()})
