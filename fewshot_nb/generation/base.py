@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
 from ..core import derive_seed
-from .critics import Critic, critic_features
+from .critics import Critic, critic_features, load_critic
 from .metrics import OwnPrototypeRate, own_prototype_rate
 from ..training.trainer import TrainData, ClassStream, Trainer
 
 # %% auto #0
 __all__ = ['PairBatches', 'SetBatches', 'bernoulli_nll', 'gaussian_kl', 'beta_elbo_loss', 'GenerativeModel',
-           'check_generative_model', 'follows_prototype', 'generate_samples', 'show_samples']
+           'check_generative_model', 'first_drawings', 'follows_prototype', 'generate_samples', 'show_samples']
 
 # %% ../../nbs/generation/52_base.ipynb #4c47de33
 class PairBatches(ClassStream):
@@ -249,16 +249,27 @@ def check_generative_model(
                 cond_effect=cond_effect, train_loss=float(hist["loss"].iloc[-1]))
 
 # %% ../../nbs/generation/52_base.ipynb #046025f4
+def first_drawings(
+    data:TrainData,           # images with their class labels
+    binarize:float|None=0.5,  # threshold in [0, 1] (Omniglot is binary), or None for the float images
+) -> Tensor:                  # (n_classes, C, H, W) the first image of each class, classes in the data's order
+    "One drawing of each class, the first in the data's order: prototypes for `follows_prototype`."
+    first = np.sort(np.unique(data.labels.cpu().numpy(), return_index=True)[1])   # where each class first appears
+    x = data.floats(torch.from_numpy(first).to(data.x.device)).cpu()
+    return x if binarize is None else (x > binarize).float()
+
 def follows_prototype(
     model:GenerativeModel,  # a (trained) generative model
     prototypes:Tensor,      # (n_classes, C, H, W) one drawing of each class, floats in [0, 1]
-    critic:Critic,          # the judge, in its head's metric space: e.g. `load_critic('protonet')`
+    critic:Critic|None=None,# the judge, in its head's metric space (default: the released ProtoNet critic)
     n_samples:int=20,       # samples drawn from each prototype
     seed:int=0,             # seed of the samples
     n_perm:int=1000,        # permutations of the prototypes, for the null
 ) -> OwnPrototypeRate:
     "How often a sample is nearer its own prototype than any other in the critic's metric space, with a permutation null."
     if len(prototypes) < 2: raise ValueError(f"need prototypes of at least 2 classes, got {len(prototypes)}")
+    if critic is None:
+        with torch.random.fork_rng(devices=[]): critic = load_critic("protonet")   # leaves torch's random state as it was
     samples = model.generate(prototypes, n_samples, seed=seed).flatten(0, 1).cpu()
     embed = lambda x, **kw: critic_features(critic, x, space="head", **kw)
     return own_prototype_rate(embed(prototypes.cpu()), embed(samples, minmax=True).view(len(prototypes), n_samples, -1),
