@@ -38,10 +38,12 @@ class TaskSetting:
     dirichlet_a:float=2.0         # concentration of Dir(a 1), for query_dist='dirichlet'
     structure:str="unstructured"  # 'unstructured', or 'within_group': all classes from one group (alphabet)
     source:str="test"             # which of the bench's data sources the tasks index
+    support_from:str|None=None    # name of a setting whose tasks these share (classes, support sets): only the queries are drawn anew
 
     def __post_init__(self):
         if not self.name or any(c in self.name for c in "/\\ "): raise ValueError(f"a setting name must be non-empty, without '/', '\\' or spaces, got {self.name!r}")
         if self.query_dist not in ("balanced", "dirichlet"): raise ValueError(f"{self.name}: query_dist must be 'balanced' or 'dirichlet', got {self.query_dist!r}")
+        if self.support_from == self.name: raise ValueError(f"{self.name}: a setting cannot take its support sets from itself")
 
     def sampler(self, data) -> EpisodeSampler:
         "The sampler of this setting over `data` (Dirichlet tasks that ask a class for more queries than it has are redrawn)."
@@ -57,6 +59,12 @@ class TaskSetting:
     def row(self) -> dict:
         "The columns this setting adds to every result row."
         return dict(setting=self.name, n_way=self.n_way, n_shot=self.n_shot, a=self.a, structure=self.structure, source=self.source)
+
+    def twin(self, name:str, **changes) -> "TaskSetting":
+        "A setting named `name` with the same tasks as this one (classes and support sets) and query sets drawn by `changes`."
+        if bad := sorted(set(changes) - {"n_query", "query_dist", "dirichlet_a"}):
+            raise ValueError(f"twin tasks share their classes and support sets: only n_query, query_dist and dirichlet_a may change, not {bad}")
+        return TaskSetting(**{**asdict(self), "name": name, "support_from": self.name, **changes})
 
 # %% ../../nbs/bench/61_classification.ipynb #ffe49ece
 def setting_seed(seed:int, name:str) -> int:
@@ -230,10 +238,24 @@ class ClassificationBench:
         if not seeds or len(set(seeds)) != len(seeds): raise ValueError(f"seeds must be distinct integers, got {seeds}")
         self.sources, self.settings, self.n_tasks, self.seeds = dict(sources), {s.name: s for s in settings}, int(n_tasks), seeds
         self.out_dir = None if out_dir is None else Path(out_dir)
-        self.manifests = {}   # (setting, seed) -> TaskManifest
+        by_name = {s.name: s for s in settings}
         for s in settings:
+            if s.support_from is None: continue
+            b = by_name.get(s.support_from)
+            if b is None: raise ValueError(f"{s.name}: support_from names {s.support_from!r}, which is not a setting of this bench")
+            if b.support_from is not None: raise ValueError(f"{s.name}: {b.name} takes its own support sets from {b.support_from}: name that setting instead")
+            if (b.n_way, b.n_shot, b.structure, b.source) != (s.n_way, s.n_shot, s.structure, s.source):
+                raise ValueError(f"{s.name} shares the tasks of {b.name}, so its n_way, n_shot, structure and source must be the same")
+        self.manifests = {}   # (setting, seed) -> TaskManifest
+        for s in sorted(settings, key=lambda s: s.support_from is not None):   # settings that own their tasks first
+            data = self.sources[s.source]
             for seed in seeds:
-                self.manifests[s.name, seed] = TaskManifest.sample(s.sampler(self.sources[s.source]), self.n_tasks, setting_seed(seed, s.name))
+                if s.support_from is None:
+                    self.manifests[s.name, seed] = TaskManifest.sample(s.sampler(data), self.n_tasks, setting_seed(seed, s.name))
+                else:   # the tasks of `support_from`, with query sets drawn by this setting
+                    base, sampler, k = self.manifests[s.support_from, seed], s.sampler(data), setting_seed(seed, s.name)
+                    self.manifests[s.name, seed] = TaskManifest(sampler.requery(base.batch, k), sampler.config() | {"support_from": s.support_from},
+                                                                k, base.data)
         if self.out_dir is not None:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             for (name, seed), m in self.manifests.items(): m.save(self.out_dir/f"tasks_{name}_seed{seed}.npz")
@@ -305,6 +327,27 @@ class ClassificationBench:
                 rows.append(dict(a=a, b=b, setting=n, mean_diff=pc.mean_diff, low=pc.low, high=pc.high, wilcoxon_p=pc.wilcoxon_p,
                                  wins=pc.wins, losses=pc.losses, ties=pc.ties, n=pc.n))
         return pd.DataFrame(rows, columns=["a", "b", "setting", "mean_diff", "low", "high", "wilcoxon_p", "wins", "losses", "ties", "n"])
+
+    def paired_settings(self,
+                        pairs:list,          # (a, b) setting names whose tasks are twins (one has `support_from` the other)
+                        methods=None,        # methods compared (default: every method evaluated on both)
+                        value:str="acc",     # per-task score compared
+                        scale:float=100,     # 100: differences in percentage points
+                       ) -> pd.DataFrame:    # one row per method and pair: mean_diff (a - b), low, high, wilcoxon_p, wins, losses, ties, n
+        "Paired comparisons of settings for each method, on twin tasks (same classes and support sets, other query sets)."
+        r = self.results
+        rows = []
+        for a, b in pairs:
+            sa, sb = self.settings[a], self.settings[b]
+            if sa.support_from != b and sb.support_from != a:
+                raise ValueError(f"{a} and {b} are not twins: give one of them support_from the other (TaskSetting.twin)")
+            for m in (sorted(set(r.method)) if methods is None else methods):
+                x = r[(r.method == m) & r.setting.isin([a, b])].pivot_table(index=["seed", "task"], columns="setting", values=value)
+                if a not in x or b not in x: continue
+                pc = paired_comparison(scale * x[a].to_numpy(), scale * x[b].to_numpy())
+                rows.append(dict(method=m, a=a, b=b, mean_diff=pc.mean_diff, low=pc.low, high=pc.high, wilcoxon_p=pc.wilcoxon_p,
+                                 wins=pc.wins, losses=pc.losses, ties=pc.ties, n=pc.n))
+        return pd.DataFrame(rows, columns=["method", "a", "b", "mean_diff", "low", "high", "wilcoxon_p", "wins", "losses", "ties", "n"])
 
     def record(self) -> dict:
         "What a run record needs to replay the grid: each manifest's digest and the settings."

@@ -393,6 +393,40 @@ def query_imbalance(
     if c.ndim != 2 or c.shape[1] < 2: raise ValueError(f"counts must be (n_tasks, n_way) with n_way >= 2, got shape {c.shape}")
     return dict(largest=float(c.max(1).mean()), smallest=float(c.min(1).mean()), largest_share=float((c.max(1) / c.sum(1)).mean()))
 
+# %% ../../nbs/data/13_samplers.ipynb #28c22499
+@patch
+def requery(self:EpisodeSampler,
+            batch:EpisodeBatch, # tasks over this sampler's data: their classes and support sets are kept
+            seed=None,          # seed or Generator of the new query sets
+           ) -> EpisodeBatch:   # the same tasks with query sets drawn by this sampler's query distribution
+    "The tasks of `batch` with new query sets: same classes, same support sets, queries drawn from the items left."
+    if batch.n_way != self.n_way: raise ValueError(f"the batch is {batch.n_way}-way and the sampler {self.n_way}-way: give a sampler of the same ways")
+    check_batch(batch, self.labels)
+    rng = as_rng(seed)
+    classes = batch.classes.numpy()
+    if (self.class_sizes[classes] == 0).any(): raise ValueError("the batch names classes that have no item in the sampler's data")
+    sl, sm = batch.support_labels.numpy(), batch.support_mask.numpy()
+    shots = np.stack([((sl == k) & sm).sum(1) for k in range(self.n_way)], 1)
+    counts = _draw_query_counts(self, self.class_sizes[classes] - shots, rng)   # capped (or redrawn) as in sample_batch
+    members = self.members[classes].copy()                                     # (n_tasks, n_way, largest class)
+    sup = np.where(sm, batch.support.numpy(), -2)                              # -2 never matches an item
+    for j in range(sup.shape[1]): members[members == sup[:, j, None, None]] = -1   # the support items are not queries
+    items = _random_pick(members, int(counts.max()), rng)                      # a random order of each class's other items
+    take = np.arange(items.shape[-1]) < counts[..., None]
+    n_tasks, n_q = len(classes), counts.sum(1)
+    width = int(n_q.max())
+    q = np.zeros((n_tasks, width), np.int64); ql = np.full((n_tasks, width), -1, np.int64)
+    t = np.broadcast_to(np.arange(n_tasks)[:, None, None], take.shape)
+    pos = np.cumsum(take.reshape(n_tasks, -1), 1).reshape(take.shape) - 1
+    way = np.broadcast_to(np.arange(self.n_way)[None, :, None], take.shape)
+    q[t[take], pos[take]] = items[take]; ql[t[take], pos[take]] = way[take]
+    qm = np.arange(width)[None] < n_q[:, None]
+    keys = rng.random(q.shape); keys[~qm] = np.inf                             # shuffle the queries of each task
+    perm = np.argsort(keys, axis=1)
+    q, ql = np.take_along_axis(q, perm, 1), np.take_along_axis(ql, perm, 1)
+    return EpisodeBatch(batch.support.clone(), batch.support_labels.clone(), batch.support_mask.clone(), torch.from_numpy(q),
+                        torch.from_numpy(ql), torch.from_numpy(qm), batch.classes.clone(), batch.groups.clone())
+
 # %% ../../nbs/data/13_samplers.ipynb #a050878f
 def data_fingerprint(labels) -> str:
     "Short hash of a data source's labels (order included)."
