@@ -71,9 +71,17 @@ def test_exp_realistic_injected_and_rerun_reuses_features(tmp_path):
     record = json.loads((out/"run.json").read_text())
     assert record["params"]["n_tasks"] == 24 and record["seed"] == 1 and record["params"]["pretrain"]["steps"] == 20
     assert set(record["extra"]["tuned"]) == {"tim 1-shot", "alpha-tim 1-shot"}
-    for f in ("summary.csv", "table1.csv", "paired.csv", "findings.csv", "fig3.png", "fig4.png",
+    assert (record["params"]["preset"], record["params"]["structure"]) == ("paper_range", "within_group")
+    for f in ("summary.csv", "table1.csv", "paired.csv", "findings.csv", "imbalance.csv", "fig3.png", "fig4.png", "imbalance.png",
               "tasks_val_1shot_dir1_seed1.npz", "tasks_1shot_balanced_seed1.npz", "tasks_1shot_dir2_seed1.npz"):
         assert (out/f).stat().st_size > 0, f
+    from fewshot_nb.data.samplers import TaskManifest
+    bal, dir2 = (TaskManifest.load(out/f"tasks_1shot_{k}_seed1.npz").batch for k in ("balanced", "dir2"))
+    assert (bal.support == dir2.support).all() and (bal.classes == dir2.classes).all()    # twin tasks: the drop is paired
+    assert (bal.groups >= 0).all()                                                        # within-alphabet tasks
+    table1 = pd.read_csv(out/"table1.csv")
+    assert table1.n.eq(24).all() and (table1.drop_low <= table1["drop"]).all() and (table1["drop"] <= table1.drop_high).all()
+    assert set(pd.read_csv(out/"imbalance.csv").setting) == {"1shot_dir1", "1shot_dir2", "1shot_dir5"}
     assert not record["extra"]["features"].get("cached")
     run("second.ipynb")
     record2 = json.loads((out/"run.json").read_text())
