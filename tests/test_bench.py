@@ -30,7 +30,26 @@ def test_bench_quick_run_writes_table(tmp_path):
 
 
 @pytest.mark.parametrize("argv", [["--device", "nonsense"], ["--impl", "reference"], ["--methods", "magic"],
-                                  ["--shots", "0"], ["--n-tasks", "5"]])
+                                  ["--shots", "0"], ["--n-tasks", "5"], ["--patience", "0"]])
 def test_bench_refuses_bad_arguments(argv, capsys):
     with pytest.raises(SystemExit): bench.parse_args(argv)
     assert "error" in capsys.readouterr().err
+
+
+def test_bench_patience_rows_beside_exact(tmp_path):
+    "--patience adds a row per gradient solver with the opt-in stopping rule, compared with the exact iterates on the same tasks."
+    df = bench.main(["--quick", "--methods", "protonet,tim", "--impl", "ours", "--shots", "1", "--threads", "1", "--patience", "100",
+                     "--out", str(tmp_path/"b.csv")])
+    assert set(zip(df.method, df.impl)) == {("protonet", "fewshot_nb"), ("tim", "fewshot_nb"), ("tim", "fewshot_nb_patience100")}
+    acc = df[df.method == "tim"].set_index("impl").acc_mean
+    assert abs(acc["fewshot_nb_patience100"] - acc["fewshot_nb"]) < 0.5, acc   # 1-shot: the rule keeps the exact accuracy
+    assert "tim 1-shot early" in df.attrs["paired"]
+
+
+def test_bench_scaling_writes_table_and_figure(tmp_path):
+    out = tmp_path/"scaling.csv"
+    df = bench.main(["--scaling", "--scaling-tasks", "50,200", "--methods", "protonet,simpleshot", "--threads", "1", "--out", str(out)])
+    assert set(df.axis) == {"n_tasks", "dim"} and len(df) == 2 * 7 and (df.tasks_per_s > 0).all()
+    assert set(df[df.axis == "n_tasks"].n_tasks) == {50, 200} and set(df[df.axis == "dim"].n_tasks) == {200}
+    assert sorted(df[df.axis == "dim"].dim.unique()) == [64, 128, 256, 512, 640]
+    assert out.stat().st_size > 0 and out.with_suffix(".png").stat().st_size > 0

@@ -26,13 +26,15 @@ Usage:
     python tools/bench_solvers.py --quick --methods protonet,simpleshot         # smoke run, 100 tasks
     python tools/bench_solvers.py --reference DIR --impl reference --out ref.csv  # the reference only
     python tools/bench_solvers.py --impl ours --methods alpha-tim --n-tasks 10000 --device cuda   # on a GPU
+    python tools/bench_solvers.py --methods tim,alpha-tim --patience 100    # + the opt-in stopping rule, against the exact iterates
+    python tools/bench_solvers.py --scaling                                 # tasks/s vs tasks per call and feature dimension
 
 Output: a table on stdout and a tidy CSV (`--out`, default runs/bench_solvers.csv), one row per method, shot and
 implementation: method, shot, impl ('fewshot_nb' or 'reference'), device, n_tasks, seconds, tasks_per_s, acc_mean,
 acc_half_width (accuracy in percent, 95% Student-t interval). `main(argv)` returns the same table as a DataFrame.
 """
 from __future__ import annotations
-import argparse, contextlib, importlib, inspect, logging, math, os, sys, tempfile, time, traceback, types
+import argparse, contextlib, copy, importlib, inspect, logging, math, os, sys, tempfile, time, traceback, types
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -312,8 +314,20 @@ def parse_args(argv=None):
                    help="build our solvers with our defaults instead of the reference's hyper-parameters")
     p.add_argument("--device", default="cpu",
                    help="device our solvers run on, e.g. cuda (default cpu; the reference runs on the CPU only)")
-    p.add_argument("--out", type=Path, default=ROOT / "runs" / "bench_solvers.csv", help="CSV to write")
+    p.add_argument("--patience", type=int, default=None,
+                   help="also run our gradient solvers with this opt-in stopping rule (steps without a changed query prediction), "
+                        "reported beside the exact iterates")
+    p.add_argument("--scaling", action="store_true",
+                   help="instead: tasks/s of our solvers against the number of tasks per call (100 to 10,000, d = 512) and the "
+                        "feature dimension (64 to 640, 1,000 tasks), 1-shot; writes --out and a log-log figure next to it")
+    p.add_argument("--scaling-tasks", default="100,300,1000,3000,10000", help="with --scaling: comma list of tasks per call")
+    p.add_argument("--out", type=Path, default=None, help="CSV to write (default runs/bench_solvers.csv, or runs/bench_scaling.csv)")
     a = p.parse_args(argv)
+    if a.out is None: a.out = ROOT / "runs" / ("bench_scaling.csv" if a.scaling else "bench_solvers.csv")
+    if a.patience is not None and a.patience < 1: p.error(f"--patience must be >= 1 steps, got {a.patience}")
+    try: a.scaling_tasks = [int(n) for n in str(a.scaling_tasks).split(",") if n.strip()]
+    except ValueError: p.error(f"--scaling-tasks must be a comma list of integers, got {a.scaling_tasks!r}")
+    if not a.scaling_tasks or min(a.scaling_tasks) < N_WARMUP: p.error(f"--scaling-tasks must be integers >= {N_WARMUP}, got {a.scaling_tasks}")
     if a.quick: a.n_tasks = 100
     if a.n_tasks < N_WARMUP: p.error(f"--n-tasks must be at least {N_WARMUP} (the warm-up batch), got {a.n_tasks}")
     if a.threads < 1: p.error(f"--threads must be >= 1, got {a.threads}")
@@ -345,6 +359,7 @@ def _limit_blas(threads:int):
 def main(argv=None) -> pd.DataFrame:
     a = parse_args(argv)
     torch.set_num_threads(a.threads)
+    if a.scaling: return scaling(a)
     run_ours = a.impl in ("both", "ours")
     run_ref = a.reference is not None and a.impl in ("both", "reference")
     passive = os.environ.get("OMP_WAIT_POLICY", "").upper() == "PASSIVE"
@@ -396,6 +411,15 @@ def main(argv=None) -> pd.DataFrame:
                         acc_ours = accuracy(probs, batch.query_labels, batch.query_mask)
                         rows.append(_row(m, shot, "fewshot_nb", a.n_tasks, secs, acc_ours, str(dev)))
                         print(f"{m:>13} {shot}-shot  fewshot_nb {a.n_tasks / secs:10.1f} tasks/s  acc {100 * acc_ours.mean():6.2f}")
+                        if a.patience is not None and hasattr(solver, "patience"):   # the opt-in stopping rule, same tasks
+                            exact, solver = solver, copy.copy(solver)
+                            solver.patience = a.patience
+                            secs, probs = timed(call, warm, slice(None))
+                            acc_early = accuracy(probs, batch.query_labels, batch.query_mask)
+                            rows.append(_row(m, shot, f"fewshot_nb_patience{a.patience}", a.n_tasks, secs, acc_early, str(dev)))
+                            paired[(m, shot, "early")] = paired_comparison(acc_early, acc_ours)
+                            print(f"{m:>13} {shot}-shot  patience {a.patience:<3}{a.n_tasks / secs:10.1f} tasks/s  acc {100 * acc_early.mean():6.2f}")
+                            solver = exact
                     except Exception as e:
                         failures.append(f"{m} {shot}-shot fewshot_nb: {type(e).__name__}: {e}")
                         print(f"{m:>13} {shot}-shot  fewshot_nb FAILED: {type(e).__name__}: {e}")
@@ -425,7 +449,7 @@ def main(argv=None) -> pd.DataFrame:
     print(f"\nwrote {a.out}" if len(df) else "")
     if failures:
         print(f"\n{len(failures)} run(s) failed:"); [print("  " + f) for f in failures]
-    df.attrs.update(paired={f"{m} {k}-shot": str(p) for (m, k), p in paired.items()}, failures=failures, notes=notes)
+    df.attrs.update(paired={" ".join([key[0], f"{key[1]}-shot", *key[2:]]): str(p) for key, p in paired.items()}, failures=failures, notes=notes)
     return df
 
 def report(df:pd.DataFrame, paired:dict) -> pd.DataFrame:
@@ -443,8 +467,52 @@ def report(df:pd.DataFrame, paired:dict) -> pd.DataFrame:
         p = paired.get((m, k))
         line["paired ours - ref (pts, W/L/T, p)"] = (f"{100 * p.mean_diff:+.2f} ± {100 * p.half_width:.2f}, "
                                                      f"{p.wins}/{p.losses}/{p.ties}, p={p.wilcoxon_p:.2g}") if p else "-"
+        e = g[g.impl.str.startswith("fewshot_nb_patience")]
+        if len(e):   # the opt-in stopping rule against our exact iterates (which equal the reference's, task by task)
+            pe = paired[(m, k, "early")]
+            line["early tasks/s"] = f"{e.tasks_per_s.iloc[0]:,.1f}"
+            line["early speed-up"] = f"{e.tasks_per_s.iloc[0] / o.tasks_per_s.iloc[0]:,.1f}x"
+            line["early - exact (pts, paired)"] = f"{100 * pe.mean_diff:+.2f} ± {100 * pe.half_width:.2f}"
         out.append(line)
     return pd.DataFrame(out)
+
+def scaling(a) -> pd.DataFrame:
+    "Tasks/s of our solvers (their defaults) against the tasks per call and the feature dimension, 1-shot Dirichlet tasks."
+    import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    from fewshot_nb.core import atomic_write
+    grid = [("n_tasks", n, 512) for n in a.scaling_tasks] + [("dim", min(1000, max(a.scaling_tasks)), d) for d in (64, 128, 256, 512, 640)]
+    rows, feats = [], {}
+    for axis, n, d in grid:
+        if d not in feats: feats[d] = synthetic_features(dim=d, seed=0)
+        src, base_mean = feats[d]
+        batch = EpisodeSampler(src, n_way=N_WAY, n_shot=1, n_query=N_QUERY, query_dist="dirichlet", dirichlet_a=DIRICHLET_A).sample_batch(n, seed=a.seed)
+        s, q = batch.gather(torch.as_tensor(src.feats).to(a.device))
+        kw = dict(n_way=N_WAY, support_mask=batch.support_mask.to(a.device), query_mask=batch.query_mask.to(a.device), seed=a.seed)
+        for m in a.method_names:
+            solver = make_solver(m, base_mean=base_mean) if "base_mean" in inspect.signature(SOLVERS[m]).parameters else make_solver(m)
+            solver(s[:N_WARMUP], batch.support_labels[:N_WARMUP].to(a.device), q[:N_WARMUP], n_way=N_WAY,
+                   support_mask=kw["support_mask"][:N_WARMUP], query_mask=kw["query_mask"][:N_WARMUP], seed=a.seed)
+            sync = torch.cuda.synchronize if a.device.type == "cuda" else (lambda: None)
+            sync(); t0 = time.perf_counter(); solver(s, batch.support_labels.to(a.device), q, **kw); sync()
+            secs = time.perf_counter() - t0
+            rows.append(dict(axis=axis, method=m, n_tasks=n, dim=d, device=str(a.device), seconds=secs, tasks_per_s=n / secs))
+            print(f"{axis:>7} {m:>13} n_tasks {n:6d} d {d:4d} {n / secs:10.1f} tasks/s", flush=True)
+    df = pd.DataFrame(rows)
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    save_csv(df, a.out)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), dpi=100)
+    for ax, (axis, x) in zip(axes, (("n_tasks", "n_tasks"), ("dim", "dim"))):
+        for m, g in df[df.axis == axis].groupby("method", sort=False): ax.plot(g[x], g.tasks_per_s, marker="o", ms=3, label=m)
+        ax.set_xscale("log"); ax.set_yscale("log"); ax.set_ylabel("tasks / s")
+        ax.set_xlabel("tasks per call (d = 512)" if axis == "n_tasks" else "feature dimension (1,000 tasks)")
+    axes[0].legend(fontsize=7, ncol=2); fig.suptitle(f"5-way 1-shot, {N_WAY * N_QUERY} Dirichlet queries, {a.threads} threads, {a.device}")
+    plt.tight_layout()
+    with atomic_write(a.out.with_suffix(".png")) as tmp: fig.savefig(tmp, format="png")
+    table = df.pivot_table(index="method", columns=["axis", "n_tasks", "dim"], values="tasks_per_s", sort=False)
+    print(table.round(1).to_string())
+    print(f"\nwrote {a.out} and {a.out.with_suffix('.png')}")
+    df.attrs.update(failures=[])
+    return df
 
 if __name__ == "__main__":
     df = main()

@@ -99,7 +99,7 @@ class GradientSolver(Solver):
     "Class weights initialised at the support means and fitted per task by Adam on a closed-form gradient."
     steps, lr, weights, alpha = 100, 1e-3, (1.0, 0.0, 0.0), None
     def __init__(self, steps:int|None=None, lr:float|None=None, weights=None, norm:str="l2", tau:float=15.0,
-                 space:str="full", base_mean=None):
+                 space:str="full", base_mean=None, patience:int|None=None, check_every:int=10):
         super().__init__(norm, tau, base_mean)
         if space not in SPACES: raise ValueError(f"space must be one of {SPACES}, got {space!r}")
         self.steps = int(self.steps if steps is None else steps)
@@ -109,9 +109,14 @@ class GradientSolver(Solver):
         if not self.lr > 0: raise ValueError(f"lr must be > 0, got {lr}")
         if len(self.weights) != 3: raise ValueError(f"weights are (CE, H(Y), H(Y|X)): three numbers, got {weights}")
         self.space = space
+        if patience is not None and not (isinstance(patience, int) and patience >= 1):
+            raise ValueError(f"patience must be None (all `steps` steps, the reference's iterates) or a number of steps >= 1, got {patience!r}")
+        if not (isinstance(check_every, int) and check_every >= 1): raise ValueError(f"check_every must be an integer >= 1, got {check_every!r}")
+        self.patience, self.check_every = patience, check_every
 
     def hparams(self): return dict(steps=self.steps, lr=self.lr, weights=self.weights, alpha=self.alpha,
-                                   space=self.space, **super().hparams())
+                                   space=self.space, **({} if self.patience is None else dict(patience=self.patience, check_every=self.check_every)),
+                                   **super().hparams())
 
     def objective(self,
                   probs_s:torch.Tensor,   # (n_tasks, n_support, K) support probabilities
@@ -158,7 +163,41 @@ class GradientSolver(Solver):
     def fit(self, t:TaskTensors) -> tuple[torch.Tensor, torch.Tensor]:
         "Fitted weights `(n_tasks, K, r)` and the query features `(n_tasks, n_query, r)` in the same coordinates."
         W0, Z, Zq, onehot_t, qm = self.fit_inputs(t)
-        return adam_fit(W0, self.loss_grad(Z, onehot_t, qm), self.steps, self.lr), Zq
+        if self.patience is None: return adam_fit(W0, self.loss_grad(Z, onehot_t, qm), self.steps, self.lr), Zq
+        return self.fit_until_stable(W0, Z, Zq, onehot_t, qm, t.query_mask)[0], Zq
+
+    def fit_until_stable(self, W0, Z, Zq, onehot_t, qm, query_mask) -> tuple[torch.Tensor, torch.Tensor]:
+        "Adam as in `fit`, each task stopped once its query predictions have not changed for `patience` steps; (weights, steps per task)."
+        T = len(W0)
+        W, steps_done = W0.detach().clone(), torch.full((T,), self.steps, dtype=torch.long)
+        active, stable = torch.arange(T, device=W.device), torch.zeros(T, dtype=torch.long, device=W.device)
+        finished = torch.zeros(T, dtype=torch.bool, device=W.device)   # stopped, still in the batch until it is compacted
+        Wa, m, v = W.clone(), torch.zeros_like(W), torch.zeros_like(W)
+        Za, Zqa, oa, qma, qmask = Z, Zq, onehot_t, qm, query_mask
+        predict = lambda Wx, Zqx, mx: distance_logits(Zqx, Wx, self.tau).argmax(-1).masked_fill_(~mx, -1)   # padded queries: -1
+        prev, grad, step = predict(Wa, Zqa, qmask), self.loss_grad(Za, oa, qma), 0
+        (b1, b2), eps = (0.9, 0.999), 1e-8
+        while step < self.steps and not finished.all():
+            n = min(self.check_every, self.steps - step)
+            for _ in range(n):   # Adam's update, as torch.optim.Adam computes it
+                step += 1
+                g = grad(Wa)
+                m.lerp_(g, 1 - b1); v.mul_(b2).addcmul_(g, g, value=1 - b2)
+                Wa.addcdiv_(m, (v.sqrt() / (1 - b2 ** step) ** 0.5).add_(eps), value=-self.lr / (1 - b1 ** step))
+            pred = predict(Wa, Zqa, qmask)
+            stable = torch.where((pred == prev).all(1), stable + n, 0)
+            done = (stable >= self.patience) & ~finished
+            if done.any():   # keep the weights of tasks that finish now
+                W[active[done]], steps_done[active[done].cpu()] = Wa[done], step
+                finished |= done
+            if finished.sum() * 8 >= len(finished):   # finished tasks leave the batch, once they are an eighth of it
+                keep = ~finished                        # (dropping them costs a copy of the features; not worth it for a few)
+                active, stable, Wa, m, v, pred, finished = active[keep], stable[keep], Wa[keep], m[keep], v[keep], pred[keep], finished[keep]
+                Za, Zqa, oa, qma, qmask = Za[keep], Zqa[keep], oa[keep], qma[keep], qmask[keep]
+                grad = self.loss_grad(Za, oa, qma)
+            prev = pred
+        W[active[~finished]] = Wa[~finished]
+        return W, steps_done
 
     min_chunk = 32   # tasks per CPU worker thread, at least
 
@@ -222,8 +261,9 @@ class AlphaTIM(GradientSolver):
     "α-TIM (Veilleux et al. 2021), Eq. (6): CE - (H_α(Y_Q) - H_α(Y_Q|X_Q)) with Tsallis α-entropies."
     name, transductive = "alpha-tim", True
     steps, lr, weights = 1000, 1e-4, (1.0, 1.0, 1.0)
-    def __init__(self, alpha:float=5.0, steps=None, lr=None, weights=None, norm="l2", tau=15.0, space="full", base_mean=None):
+    def __init__(self, alpha:float=5.0, steps=None, lr=None, weights=None, norm="l2", tau=15.0, space="full", base_mean=None,
+                 patience=None, check_every=10):
         if not (isinstance(alpha, (int, float)) and alpha > 0 and alpha != 1):
             raise ValueError(f"alpha must be a positive number other than 1 (α = 1 is TIM), got {alpha!r}")
         self.alpha = float(alpha)
-        super().__init__(steps, lr, weights, norm, tau, space, base_mean)
+        super().__init__(steps, lr, weights, norm, tau, space, base_mean, patience, check_every)
