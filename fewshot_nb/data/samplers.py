@@ -278,6 +278,23 @@ def _draw_classes(self, n_tasks:int, rng) -> tuple[np.ndarray, np.ndarray, np.nd
              else rng.integers(self.shot_range[0], self.shot_range[1] + 1, size=(n_tasks, self.n_way)))
     return g, classes, shots
 
+def _picked_rows(items:np.ndarray, mask:np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    "The items a (n_tasks, n_way, n_take) mask selects, as padded rows: items (0-padded), episode labels (-1) and a mask."
+    n_tasks, n_way = mask.shape[:2]
+    n = mask.sum((1, 2)); width = int(n.max())
+    pos = np.cumsum(mask.reshape(n_tasks, -1), 1).reshape(mask.shape) - 1
+    it = np.zeros((n_tasks, width), np.int64); lab = np.full((n_tasks, width), -1, np.int64)
+    t = np.broadcast_to(np.arange(n_tasks)[:, None, None], mask.shape)
+    way = np.broadcast_to(np.arange(n_way)[None, :, None], mask.shape)
+    it[t[mask], pos[mask]] = items[mask]; lab[t[mask], pos[mask]] = way[mask]
+    return it, lab, np.arange(width)[None] < n[:, None]
+
+def _shuffled(q:np.ndarray, ql:np.ndarray, qm:np.ndarray, rng) -> tuple[np.ndarray, np.ndarray]:
+    "Queries and their labels in a random order within each task (padding stays at the end)."
+    keys = rng.random(q.shape); keys[~qm] = np.inf
+    perm = np.argsort(keys, axis=1)
+    return np.take_along_axis(q, perm, 1), np.take_along_axis(ql, perm, 1)
+
 def _sample_arrays(self, n_tasks:int, rng) -> dict:
     # 1-2. classes, shots and query counts
     g, classes, shots = _draw_classes(self, n_tasks, rng)
@@ -286,25 +303,11 @@ def _sample_arrays(self, n_tasks:int, rng) -> dict:
     n_take = int((shots + counts).max())
     items = _random_pick(self.members[classes], n_take, rng)                    # (n_tasks, n_way, n_take)
     col = np.arange(n_take)
-    s_mask = col < shots[..., None]
-    q_mask = (col >= shots[..., None]) & (col < (shots + counts)[..., None])
-    way = np.broadcast_to(np.arange(self.n_way)[None, :, None], items.shape)
-    n_s, n_q = shots.sum(1), counts.sum(1)
-    def flat(mask, n):  # (n_tasks, n_way, n_take) selection -> (n_tasks, max n) padded rows
-        width = int(n.max()); pos = np.cumsum(mask.reshape(n_tasks, -1), 1).reshape(mask.shape) - 1
-        it = np.zeros((n_tasks, width), np.int64); lab = np.full((n_tasks, width), -1, np.int64)
-        t = np.broadcast_to(np.arange(n_tasks)[:, None, None], mask.shape)
-        it[t[mask], pos[mask]] = items[mask]; lab[t[mask], pos[mask]] = way[mask]
-        return it, lab, np.arange(width)[None] < n[:, None]
-    s, sl, sm = flat(s_mask, n_s)
-    q, ql, qm = flat(q_mask, n_q)
-    # shuffle queries within each task (padding stays at the end)
-    keys = rng.random(q.shape); keys[~qm] = np.inf
-    perm = np.argsort(keys, axis=1)
-    q, ql = np.take_along_axis(q, perm, 1), np.take_along_axis(ql, perm, 1)
+    s, sl, sm = _picked_rows(items, col < shots[..., None])
+    q, ql, qm = _picked_rows(items, (col >= shots[..., None]) & (col < (shots + counts)[..., None]))
+    q, ql = _shuffled(q, ql, qm, rng)
     return dict(support=s, support_labels=sl, support_mask=sm, query=q, query_labels=ql, query_mask=qm,
                 classes=classes, groups=self.group_ids[g])
-
 
 @patch
 def sample_batch(self:EpisodeSampler,
@@ -404,7 +407,6 @@ def requery(self:EpisodeSampler,
     check_batch(batch, self.labels)
     rng = as_rng(seed)
     classes = batch.classes.numpy()
-    if (self.class_sizes[classes] == 0).any(): raise ValueError("the batch names classes that have no item in the sampler's data")
     sl, sm = batch.support_labels.numpy(), batch.support_mask.numpy()
     shots = np.stack([((sl == k) & sm).sum(1) for k in range(self.n_way)], 1)
     counts = _draw_query_counts(self, self.class_sizes[classes] - shots, rng)   # capped (or redrawn) as in sample_batch
@@ -412,18 +414,8 @@ def requery(self:EpisodeSampler,
     sup = np.where(sm, batch.support.numpy(), -2)                              # -2 never matches an item
     for j in range(sup.shape[1]): members[members == sup[:, j, None, None]] = -1   # the support items are not queries
     items = _random_pick(members, int(counts.max()), rng)                      # a random order of each class's other items
-    take = np.arange(items.shape[-1]) < counts[..., None]
-    n_tasks, n_q = len(classes), counts.sum(1)
-    width = int(n_q.max())
-    q = np.zeros((n_tasks, width), np.int64); ql = np.full((n_tasks, width), -1, np.int64)
-    t = np.broadcast_to(np.arange(n_tasks)[:, None, None], take.shape)
-    pos = np.cumsum(take.reshape(n_tasks, -1), 1).reshape(take.shape) - 1
-    way = np.broadcast_to(np.arange(self.n_way)[None, :, None], take.shape)
-    q[t[take], pos[take]] = items[take]; ql[t[take], pos[take]] = way[take]
-    qm = np.arange(width)[None] < n_q[:, None]
-    keys = rng.random(q.shape); keys[~qm] = np.inf                             # shuffle the queries of each task
-    perm = np.argsort(keys, axis=1)
-    q, ql = np.take_along_axis(q, perm, 1), np.take_along_axis(ql, perm, 1)
+    q, ql, qm = _picked_rows(items, np.arange(items.shape[-1]) < counts[..., None])
+    q, ql = _shuffled(q, ql, qm, rng)
     return EpisodeBatch(batch.support.clone(), batch.support_labels.clone(), batch.support_mask.clone(), torch.from_numpy(q),
                         torch.from_numpy(ql), torch.from_numpy(qm), batch.classes.clone(), batch.groups.clone())
 
