@@ -117,12 +117,14 @@ def split_classes(
     return parts
 
 # %% ../nbs/21_features.ipynb #8ab30f6e
-CACHE_FORMAT, CACHE_VERSION = "fewshot_nb.features", 2   # 2: the features as a FeatureSource.state()
+CACHE_FORMAT, CACHE_VERSION = "fewshot_nb.features", 3   # 2: the features as a FeatureSource.state(); 3: also the base-class features and the backbone
 
 class FeatureCacheError(ValueError):
     "A feature cache file that cannot be used: unreadable, of another format, or of another configuration."
 
-def read_feature_cache(path:Path, config:dict|None=None) -> tuple[FeatureSource, torch.Tensor, dict]:
+def read_feature_cache(path:Path, config:dict|None=None,
+                       parts:bool=False,   # also return the base-class features and the backbone (a dict of everything)
+                      ) -> tuple[FeatureSource, torch.Tensor, dict]|dict:
     "Read a cache file written by `pretrained_features`, checking its format and (if given) its configuration."
     _fix = lambda path: (f"Delete {path} (and its .json) to rebuild it, or pass force=True to train again and replace it."
                          if config is not None else "Write it again with pretrained_features(..., force=True).")
@@ -143,14 +145,27 @@ def read_feature_cache(path:Path, config:dict|None=None) -> tuple[FeatureSource,
         if base_mean.shape != (src.dim,): raise ValueError(f"base_mean has shape {tuple(base_mean.shape)}, the features {src.dim} dims")
         if not torch.isfinite(base_mean).all(): raise ValueError("base_mean holds NaN or inf")
         record = dict(d["record"])
+        if parts:
+            base = FeatureSource.from_state(d["base_source"])
+            if base.dim != src.dim: raise ValueError(f"the base features have {base.dim} dims, the test features {src.dim}")
+            bb = dict(d["backbone"]); bb["state_dict"], bb["kwargs"] = dict(bb["state_dict"]), dict(bb["kwargs"])
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
         raise FeatureCacheError(f"{path} is damaged: {e}. {_fix(path)}") from e
-    return src, base_mean, record | dict(cached=True, cache_file=str(path))
+    record = record | dict(cached=True, cache_file=str(path))
+    if parts: return dict(test=src, base=base, base_mean=base_mean, backbone=bb, record=record)
+    return src, base_mean, record
 
-def write_feature_cache(path:Path, src:FeatureSource, base_mean:torch.Tensor, record:dict, config:dict):
+def write_feature_cache(path:Path, src:FeatureSource, base_mean:torch.Tensor, record:dict, config:dict,
+                        base:FeatureSource|None=None,  # features of the base (training) classes
+                        backbone:dict|None=None,       # the backbone: {'name', 'kwargs', 'state_dict'}
+                       ):
     "Write the cache file and its JSON record, each to a temporary name renamed only when complete."
+    if base is None or backbone is None: raise ValueError("a feature cache holds the base-class features and the backbone: pass base= and backbone=")
+    if missing := {"name", "kwargs", "state_dict"} - set(backbone): raise ValueError(f"backbone needs the keys {sorted(missing)}")
     payload = dict(format=CACHE_FORMAT, version=CACHE_VERSION, key=config_hash(config), config=config, source=src.state(),
-                   base_mean=base_mean.contiguous(), record=record)
+                   base_mean=base_mean.contiguous(), record=record, base_source=base.state(),
+                   backbone=dict(name=backbone["name"], kwargs=dict(backbone["kwargs"]),
+                                 state_dict={k: v.detach().cpu().contiguous() for k, v in backbone["state_dict"].items()}))
     # the .json is renamed into place first, the .pt (the cache entry itself) last
     with atomic_write(path) as tmp_pt, atomic_write(path.with_suffix(".json")) as tmp_json:
         torch.save(payload, tmp_pt)

@@ -7,7 +7,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/training/pretrain.html.md"""
 # %% ../../nbs/training/44_pretrain.ipynb #bca43095
 from __future__ import annotations
 import json, time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 import numpy as np, torch
 from ..core import seed_everything, get_device, RunRecord, config_hash
@@ -19,11 +19,29 @@ from .backbones import make_backbone
 from .trainer import TrainData, ClassStream, Trainer, Supervised, Method
 
 # %% auto #0
-__all__ = ['TRAINABLE', 'pretrained_features']
+__all__ = ['TRAINABLE', 'Pretrained', 'pretrained_features']
 
 # %% ../../nbs/training/44_pretrain.ipynb #f8b71cea
 _RECIPE = 1          # version of the training recipe: bump it when a change alters the features, so old cache entries stop matching
 TRAINABLE = ("conv4", "resnet12", "resnet18", "wrn28_10")
+
+# %% ../../nbs/training/44_pretrain.ipynb #9de25f28
+@dataclass
+class Pretrained:
+    "All that a pre-training run leaves: test and base-class features, the base mean, the trained backbone and the run record."
+    test:FeatureSource          # features of the test classes
+    base:FeatureSource          # features of the base (training) classes the backbone learnt from, validation classes excluded
+    base_mean:torch.Tensor      # (d,) mean of `base`
+    backbone:torch.nn.Module    # the backbone with its best validated weights, in eval mode, on the CPU
+    record:dict                 # the run record
+
+    @classmethod
+    def from_cache(cls, d:dict) -> "Pretrained":
+        "From the dict of `read_feature_cache(..., parts=True)`."
+        bb = d["backbone"]
+        net = make_backbone(bb["name"], **bb["kwargs"])
+        net.load_state_dict(bb["state_dict"])
+        return cls(d["test"], d["base"], d["base_mean"], net.eval(), d["record"])
 
 # %% ../../nbs/training/44_pretrain.ipynb #5dc866f9
 def _check_int(name, v, lo):
@@ -48,7 +66,8 @@ def pretrained_features(
     backbone_kwargs:dict|None=None, # more arguments of the backbone (e.g. `width` of Conv4)
     sets="small",               # Omniglot sets to load ('small': the two minimal background sets)
     progress:bool=False,        # show a progress bar while training
-) -> tuple[FeatureSource, torch.Tensor, dict]: # test-class features, (d,) base-class mean feature, run record
+    parts:bool=False,           # return a `Pretrained` (also the base-class features and the trained backbone)
+) -> tuple[FeatureSource, torch.Tensor, dict]|Pretrained: # test-class features, (d,) base-class mean feature, run record
     "Features of the test classes of `split` from a backbone trained with cross-entropy on its training classes, cached on disk."
     if not isinstance(split, dict) and split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}, or pass {{'train': [...], 'test': [...]}} class names")
@@ -67,13 +86,14 @@ def pretrained_features(
     folder = Path(cache_dir).expanduser() if cache_dir is not None else project_cache_dir()/"features"
     name = split if isinstance(split, str) else "custom"
     path = folder/f"{name}-{backbone}-{image_size}px-s{seed}-{key}.pt"
-    if path.exists() and not force: return read_feature_cache(path, config)
+    if path.exists() and not force:
+        return Pretrained.from_cache(read_feature_cache(path, config, parts=True)) if parts else read_feature_cache(path, config)
 
     t0, dev = time.perf_counter(), get_device(device)
     data = load_omniglot(sets, size=image_size, root=data_root)
-    parts = split_classes(split, data)
-    val = sorted(np.random.default_rng(0).choice(parts["train"], n_val, replace=False).tolist()) if n_val else []
-    base = sorted(set(parts["train"]) - set(val))
+    classes = split_classes(split, data)
+    val = sorted(np.random.default_rng(0).choice(classes["train"], n_val, replace=False).tolist()) if n_val else []
+    base = sorted(set(classes["train"]) - set(val))
     if len(base) < 2: raise ValueError(f"only {len(base)} training classes are left after holding out n_val={n_val}: lower n_val")
     train = TrainData.from_omniglot(data, base, rotations=rotations).to(dev)
     t_load = time.perf_counter()
@@ -91,8 +111,9 @@ def pretrained_features(
     method = trainer.load_best()
     t_train = time.perf_counter()
 
-    base_mean = extract_features(method, data.subset(base), device=dev).feats.mean(0)
-    src = extract_features(method, data.subset(parts["test"]), device=dev)
+    base_src = extract_features(method, data.subset(base), device=dev)
+    base_mean = base_src.feats.mean(0)
+    src = extract_features(method, data.subset(classes["test"]), device=dev)
     t_end = time.perf_counter()
 
     last = history.iloc[-1]
@@ -104,9 +125,12 @@ def pretrained_features(
     sizes = dict(train_classes=len(base), val_classes=len(val), test_classes=src.n_classes, train_images=len(train),
                  test_images=len(src), feature_dim=src.dim, test_alphabets=list(src.group_names))
     rec = RunRecord.create(config, seed=seed, device=str(dev), key=key, sizes=sizes, training=training,
-                           classes=dict(train=base, val=val, test=parts["test"]), data=data_fingerprint(data),
+                           classes=dict(train=base, val=val, test=classes["test"]), data=data_fingerprint(data),
                            timings_s=dict(load=round(t_load - t0, 2), train=round(t_train - t_load, 2),
                                           extract=round(t_end - t_train, 2), total=round(t_end - t0, 2)))
     record = json.loads(json.dumps(asdict(rec), default=str))
-    write_feature_cache(path, src, base_mean, record, config)
-    return src, base_mean, record | dict(cached=False, cache_file=str(path))
+    net = dict(name=backbone, kwargs=kw, state_dict=method.backbone.state_dict())
+    write_feature_cache(path, src, base_mean, record, config, base=base_src, backbone=net)
+    record = record | dict(cached=False, cache_file=str(path))
+    if parts: return Pretrained.from_cache(dict(test=src, base=base_src, base_mean=base_mean, backbone=net, record=record))
+    return src, base_mean, record
