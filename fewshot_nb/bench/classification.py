@@ -16,6 +16,7 @@ import torch
 from ..core import derive_seed, config_hash
 from ..metrics import accuracy, paired_comparison, summarise
 from ..data.samplers import EpisodeSampler, TaskManifest
+from ..data.augment import Distorted
 from ..solvers.base import SOLVERS, Solver, make_solver, evaluate
 from ..solvers import finetune as _finetune, transductive as _transductive   # their solvers join `SOLVERS`
 from ..solvers.baselines import pixel_nn_scores, mhd_scores
@@ -180,10 +181,17 @@ for _name, _doc, _kw in [("maml", "second-order MAML, n_way-way episodes, meta_b
 
 # %% ../../nbs/bench/61_classification.ipynb #19eb18c1
 TRAIN_DEFAULTS = dict(backbone="conv4", backbone_kw={}, epochs=4.0, lr=1e-3, batch_size=128, train_way=20, train_shot=1,
-                      train_query=5, n_way=5, inner_steps=1, eval_inner_steps=3, meta_batch=4, seed=0)
+                      train_query=5, n_way=5, inner_steps=1, eval_inner_steps=3, meta_batch=4, seed=0,
+                      distort=None,      # None, or the arguments of `Distorted` (random affine distortions of every training image)
+                      schedule=None)     # learning-rate schedule of the `Trainer`: None or 'cosine'
+
+def _unwrapped(source):
+    while hasattr(source, "source") and not isinstance(source, (ClassStream, EpisodeStream)): source = source.source
+    return source
 
 def images_per_step(source) -> int:
     "Training images one step of `source` reads."
+    source = _unwrapped(source)
     if isinstance(source, ClassStream): return source.batch_size
     s = source.sampler
     shots = int(s.shots.sum()) if s.shots is not None else s.n_way * s.shot_range[1]
@@ -209,9 +217,10 @@ def train_regime(
     torch.manual_seed(cfg["seed"])                 # the same initial backbone weights for every regime
     net = make_backbone(cfg["backbone"], **cfg["backbone_kw"])
     method, source = REGIMES[name].build(net, train, cfg)
+    if cfg["distort"] is not None: source = Distorted(source, **cfg["distort"])
     n_steps = max(1, round(cfg["epochs"] * len(train) / images_per_step(source)))
     val_kw = dict(val_images=val, val_tasks=val_tasks, val_every=max(1, n_steps // 8)) if val_tasks is not None else {}
-    trainer = Trainer(method, source, n_steps=n_steps, lr=cfg["lr"], seed=cfg["seed"], checkpoint=checkpoint, device=device,
+    trainer = Trainer(method, source, n_steps=n_steps, lr=cfg["lr"], seed=cfg["seed"], schedule=cfg["schedule"], checkpoint=checkpoint, device=device,
                       progress=progress, channels_last=channels_last and not method.adapts_per_task, **val_kw)
     history = trainer.fit()
     best_step = trainer.best[1] if trainer.best is not None else trainer.step

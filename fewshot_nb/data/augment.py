@@ -15,7 +15,7 @@ from torch import Tensor
 __all__ = ['SIMCLR_TRANSFORMS', 'warp_affine', 'warp_perspective', 'affine_matrices', 'affine', 'sample_affine_params',
            'random_affine', 'sample_crop_boxes', 'resized_crop', 'random_resized_crop', 'homographies', 'perspective',
            'sample_perspective_points', 'random_perspective', 'random_choice', 'simclr_augment', 'rotate90',
-           'rotation_classes']
+           'rotation_classes', 'Distorted']
 
 # %% ../../nbs/data/14_augment.ipynb #15ec4e09
 def _check_images(x) -> Tensor:
@@ -372,3 +372,38 @@ def rotation_classes(
     if len(labels) and (labels.min() < 0 or labels.max() >= n_classes): raise ValueError(f"labels must lie in [0, n_classes={n_classes})")
     return (torch.cat([rotate90(x, k) for k in range(4)]),
             torch.cat([labels + k * n_classes for k in range(4)]))
+
+# %% ../../nbs/data/14_augment.ipynb #6ac5e7b8
+class Distorted:
+    "A batch source whose images each get an independent random affine distortion, reproducible from `(seed, step)`."
+    IMAGE_KEYS = ("x", "support", "query", "x1", "x2")
+    def __init__(self,
+                 source,                   # a batch source: `.batch(step, seed) -> dict`, `.config()`, `.kind`
+                 degrees=10.,              # rotation: d for [-d, d] degrees, or a (min, max) range
+                 translate=(2., 2.),       # largest shift in pixels along x and y
+                 scale=(0.9, 1.1),         # (min, max) zoom factor
+                 shear=0.,                 # x-shear in degrees: d for [-d, d], or a range
+                ):
+        if not (hasattr(source, "batch") and hasattr(source, "config")):
+            raise TypeError(f"source must be a batch source with .batch(step, seed) and .config(), got {type(source).__name__}")
+        sample_affine_params(1, degrees, translate, scale, shear)   # the ranges are checked here, before any training
+        self.source, self.kind = source, getattr(source, "kind", None)
+        self.params = dict(degrees=degrees, translate=tuple(translate), scale=tuple(scale), shear=shear)
+
+    def __getattr__(self, name):   # sampler, batch_size, data, ...: those of the wrapped source
+        if name == "source": raise AttributeError(name)
+        return getattr(self.source, name)
+
+    def batch(self, step:int, seed:int) -> dict:
+        "Batch `step` of the wrapped source, every image distorted."
+        b = dict(self.source.batch(step, seed))
+        g = torch.Generator().manual_seed((int(seed) * 1_000_003 + int(step)) % 2**63)
+        for k in self.IMAGE_KEYS:
+            if k in b and torch.is_tensor(b[k]) and b[k].ndim >= 4:
+                x = b[k]
+                dev = x.device
+                b[k] = random_affine(x.flatten(0, -4).cpu(), generator=g, **self.params).view(x.shape).to(dev)
+        return b
+
+    def config(self) -> dict:
+        return self.source.config() | dict(distortion=dict(self.params))

@@ -1,0 +1,106 @@
+"""Learning curves on Lake's 20 one-shot runs: which training recipe gets the lowest error on a CPU budget.
+
+Trains one regime on all 8 background alphabets the minimal sets offer (with the 90/180/270-degree rotations as new
+classes, optionally random affine distortions of every training image) and scores it every `--eval-every` steps on
+Lake's 20 runs and on 1,000 within-alphabet 20-way 1-shot tasks of held-out training characters (the validation
+signal a default is chosen by). One CSV row per evaluation: step, seconds, both errors.
+
+    FEWSHOT_DATA=../shared/data python tools/lake_curves.py --regime protonet --steps 2000 --augment --out runs/lake_curves/protonet_aug.csv
+"""
+from __future__ import annotations
+import argparse, time
+from pathlib import Path
+import numpy as np, pandas as pd, torch
+
+from fewshot_nb.core import seed_everything, save_csv
+from fewshot_nb.data.omniglot import load_omniglot
+from fewshot_nb.data.splits import weak_split
+from fewshot_nb.data.samplers import EpisodeSampler, TaskManifest, lake_runs
+from fewshot_nb.data.augment import random_affine
+from fewshot_nb.metrics import accuracy, mean_ci
+from fewshot_nb.training.backbones import make_backbone
+from fewshot_nb.training.trainer import TrainData, ClassStream, EpisodeStream, Trainer, Supervised, ProtoNetTraining
+
+
+class Affine:
+    "A batch source whose images get an independent random affine distortion, seeded by (seed, step)."
+    def __init__(self, source, **kw): self.source, self.kw, self.kind = source, kw, source.kind
+    def _aug(self, x, g):
+        shape = x.shape
+        return random_affine(x.flatten(0, -4), generator=g, **self.kw).view(shape)
+    def batch(self, step, seed):
+        b = self.source.batch(step, seed)
+        g = torch.Generator().manual_seed(int(seed) * 1_000_003 + int(step))
+        for k in ("x", "support", "query"):
+            if k in b: b[k] = self._aug(b[k], g)
+        return b
+    def config(self): return self.source.config() | dict(affine=self.kw)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--regime", default="protonet", choices=["protonet", "pretrain", "baseline++"])
+    ap.add_argument("--steps", type=int, default=2000)
+    ap.add_argument("--eval-every", type=int, default=250)
+    ap.add_argument("--image-size", type=int, default=28)
+    ap.add_argument("--width", type=int, default=64)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--schedule", default=None, choices=[None, "cosine", "step"])
+    ap.add_argument("--batch-size", type=int, default=128)
+    ap.add_argument("--train-way", type=int, default=60)
+    ap.add_argument("--train-query", type=int, default=5)
+    ap.add_argument("--train-shot", type=int, default=1)
+    ap.add_argument("--augment", action="store_true")
+    ap.add_argument("--degrees", type=float, default=10.0)
+    ap.add_argument("--shift", type=float, default=2.0)
+    ap.add_argument("--no-rotations", action="store_true")
+    ap.add_argument("--holdout", type=int, default=0, help="characters per alphabet held out for validation (weak split)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+
+    seed_everything(a.seed)
+    omni = load_omniglot("small", size=a.image_size)
+    if a.holdout:
+        ws = weak_split(omni, a.holdout)
+        train = TrainData.from_omniglot(omni, ws["train"], rotations=not a.no_rotations)
+        val = TrainData.from_omniglot(omni, ws["test"])
+        val_tasks = TaskManifest.sample(EpisodeSampler(val.labels.numpy(), 5, 1, 5), 500, seed=1).batch
+    else:
+        train, val = TrainData.from_omniglot(omni, rotations=not a.no_rotations), None
+    runs = load_omniglot("runs", size=a.image_size)
+    runs_data = TrainData(runs.images, runs.labels, runs.groups)
+    lake = lake_runs(runs).batch
+
+    torch.manual_seed(a.seed)
+    net = make_backbone("conv4", width=a.width, image_size=a.image_size)
+    if a.regime == "protonet":
+        method, src = ProtoNetTraining(net), EpisodeStream(train, a.train_way, a.train_shot, a.train_query)
+    else:
+        method = Supervised(net, train.n_classes, head="linear" if a.regime == "pretrain" else "cosine")
+        src = ClassStream(train, a.batch_size)
+    if a.augment: src = Affine(src, degrees=a.degrees, translate=(a.shift, a.shift), scale=(0.9, 1.1), shear=0.0)
+    tr = Trainer(method, src, n_steps=a.steps, lr=a.lr, seed=a.seed, device="cpu", progress=False, channels_last=True,
+                 schedule=a.schedule, lr_step=a.steps // 3 if a.schedule == "step" else None)
+    rows, t_train = [], 0.0
+    def evaluate(step):
+        m = tr.method
+        err = 100 * (1 - accuracy(m.scores(runs_data, lake), lake.query_labels, lake.query_mask))
+        ci = mean_ci(err)
+        row = dict(step=step, train_s=round(t_train, 1), images=step * (a.batch_size if a.regime != "protonet" else a.train_way * (a.train_shot + a.train_query)),
+                   lake_err=ci.mean, lake_hw=ci.high - ci.mean)
+        if val is not None:
+            v = 100 * (1 - accuracy(m.scores(val, val_tasks), val_tasks.query_labels, val_tasks.query_mask))
+            row["val_err"] = float(v.mean())
+        rows.append(row); print(row, flush=True)
+        save_csv(pd.DataFrame(rows), a.out)
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    for stop in range(a.eval_every, a.steps + 1, a.eval_every):
+        t0 = time.perf_counter()
+        tr.fit(until=stop)
+        t_train += time.perf_counter() - t0
+        evaluate(stop)
+
+
+if __name__ == "__main__":
+    main()
