@@ -16,25 +16,10 @@ from fewshot_nb.core import seed_everything, save_csv
 from fewshot_nb.data.omniglot import load_omniglot
 from fewshot_nb.data.splits import weak_split
 from fewshot_nb.data.samplers import EpisodeSampler, TaskManifest, lake_runs
-from fewshot_nb.data.augment import random_affine
+from fewshot_nb.data.augment import Distorted
 from fewshot_nb.metrics import accuracy, mean_ci
 from fewshot_nb.training.backbones import make_backbone
 from fewshot_nb.training.trainer import TrainData, ClassStream, EpisodeStream, Trainer, Supervised, ProtoNetTraining
-
-
-class Affine:
-    "A batch source whose images get an independent random affine distortion, seeded by (seed, step)."
-    def __init__(self, source, **kw): self.source, self.kw, self.kind = source, kw, source.kind
-    def _aug(self, x, g):
-        shape = x.shape
-        return random_affine(x.flatten(0, -4), generator=g, **self.kw).view(shape)
-    def batch(self, step, seed):
-        b = self.source.batch(step, seed)
-        g = torch.Generator().manual_seed(int(seed) * 1_000_003 + int(step))
-        for k in ("x", "support", "query"):
-            if k in b: b[k] = self._aug(b[k], g)
-        return b
-    def config(self): return self.source.config() | dict(affine=self.kw)
 
 
 def main():
@@ -79,7 +64,7 @@ def main():
     else:
         method = Supervised(net, train.n_classes, head="linear" if a.regime == "pretrain" else "cosine")
         src = ClassStream(train, a.batch_size)
-    if a.augment: src = Affine(src, degrees=a.degrees, translate=(a.shift, a.shift), scale=(0.9, 1.1), shear=0.0)
+    if a.augment: src = Distorted(src, degrees=a.degrees, translate=(a.shift, a.shift), scale=(0.9, 1.1), shear=0.0)
     tr = Trainer(method, src, n_steps=a.steps, lr=a.lr, seed=a.seed, device="cpu", progress=False, channels_last=True,
                  schedule=a.schedule, lr_step=a.steps // 3 if a.schedule == "step" else None)
     rows, t_train = [], 0.0
