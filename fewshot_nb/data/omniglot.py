@@ -14,8 +14,9 @@ from PIL import Image
 from ..core import atomic_write, file_md5
 
 # %% auto #0
-__all__ = ['RESOURCES', 'SETS', 'SMALL_SETS', 'RUN_ALPHABETS', 'RESAMPLE', 'data_root', 'cache_dir', 'Resource', 'ChecksumError',
-           'download', 'fetch', 'OmniglotImages', 'load_omniglot', 'show_images']
+__all__ = ['RESOURCES', 'SETS', 'SMALL_SETS', 'RUN_ALPHABETS', 'RESAMPLE', 'ALPHABETS', 'RUN_CHARACTERS', 'RUN_DRAWERS',
+           'data_root', 'cache_dir', 'Resource', 'ChecksumError', 'download', 'fetch', 'OmniglotImages',
+           'load_omniglot', 'show_images']
 
 # %% ../../nbs/data/10_omniglot.ipynb #45601158
 def _user_cache() -> Path:
@@ -108,6 +109,7 @@ SETS = {  # set name -> (archive, Lake's set)
     "background_small1": ("images_background_small1.zip", "background"),
     "background_small2": ("images_background_small2.zip", "background"),
     "runs": ("all_runs.zip", "evaluation"),
+    "run_characters": ("all_runs.zip", "evaluation"),   # the same images, one class per evaluation character
 }
 SMALL_SETS = ("background_small1", "background_small2")
 
@@ -163,6 +165,9 @@ def _decode_runs(zpath:Path, size:int, resample:str) -> tuple[np.ndarray, pd.Dat
 _CACHE_VERSION = 1
 
 def _load_set(name:str, size:int, resample:str, root, cache:bool) -> tuple[np.ndarray, pd.DataFrame]:
+    if name == "run_characters":   # the images of `runs` (same cache), relabelled by the character each one shows
+        imgs, meta = _load_set("runs", size, resample, root, cache)
+        return imgs, _run_character_meta(meta)
     archive, lake_set = SETS[name]
     zpath = fetch(archive, root)
     cpath = cache_dir()/"omniglot"/f"{Path(archive).stem}_{RESOURCES[archive].md5[:10]}_{size}px_{resample}_v{_CACHE_VERSION}.npz"
@@ -231,6 +236,9 @@ def load_omniglot(
     if isinstance(sets, str): sets = (sets,)
     sets = [s for n in sets for s in (SMALL_SETS if n == "small" else (n,))]
     if bad := [s for s in sets if s not in SETS]: raise ValueError(f"unknown Omniglot set(s) {bad}; choose from {list(SETS)} or 'small'")
+    if {"runs", "run_characters"} <= set(sets):
+        raise ValueError("'runs' and 'run_characters' are the same 800 images labelled two ways (a class per run and class, "
+                         "or a class per character): load one of them, e.g. 'runs' for lake_runs and 'run_characters' to sample tasks")
     if not isinstance(size, (int, np.integer)) or not 1 <= size <= 1024: raise ValueError(f"size must be an integer in [1, 1024], got {size!r}")
     if resample not in RESAMPLE: raise ValueError(f"resample must be one of {list(RESAMPLE)}, got {resample!r}")
     parts = [_load_set(s, int(size), resample, root, cache) for s in dict.fromkeys(sets)]
@@ -256,3 +264,52 @@ def show_images(
             ax.imshow(images[i], cmap="gray_r", vmin=0, vmax=images.max() or 1)
             if titles is not None: ax.set_title(titles[i], fontsize=7)
     plt.tight_layout(); return fig
+
+# %% ../../nbs/data/10_omniglot.ipynb #22b1b8d5
+ALPHABETS = {  # alphabet -> (Lake's set, number of characters)
+    **{a: ("background", n) for a, n in [
+        ("Alphabet_of_the_Magi", 20), ("Anglo-Saxon_Futhorc", 29), ("Arcadian", 26), ("Armenian", 41),
+        ("Asomtavruli_(Georgian)", 40), ("Balinese", 24), ("Bengali", 46), ("Blackfoot_(Canadian_Aboriginal_Syllabics)", 14),
+        ("Braille", 26), ("Burmese_(Myanmar)", 34), ("Cyrillic", 33), ("Early_Aramaic", 22), ("Futurama", 26),
+        ("Grantha", 43), ("Greek", 24), ("Gujarati", 48), ("Hebrew", 22), ("Inuktitut_(Canadian_Aboriginal_Syllabics)", 16),
+        ("Japanese_(hiragana)", 52), ("Japanese_(katakana)", 47), ("Korean", 40), ("Latin", 26),
+        ("Malay_(Jawi_-_Arabic)", 40), ("Mkhedruli_(Georgian)", 41), ("N_Ko", 33),
+        ("Ojibwe_(Canadian_Aboriginal_Syllabics)", 14), ("Sanskrit", 42), ("Syriac_(Estrangelo)", 23), ("Tagalog", 17),
+        ("Tifinagh", 55)]},
+    **{a: ("evaluation", n) for a, n in [
+        ("Angelic", 20), ("Atemayar_Qelisayer", 26), ("Atlantean", 26), ("Aurek-Besh", 26), ("Avesta", 26), ("Ge_ez", 26),
+        ("Glagolitic", 45), ("Gurmukhi", 45), ("Kannada", 41), ("Keble", 26), ("Malayalam", 47), ("Manipuri", 40),
+        ("Mongolian", 30), ("Old_Church_Slavonic_(Cyrillic)", 45), ("Oriya", 46), ("Sylheti", 28), ("Syriac_(Serto)", 23),
+        ("Tengwar", 25), ("Tibetan", 42), ("ULOG", 26)]},
+}
+
+# %% ../../nbs/data/10_omniglot.ipynb #008250c2
+# from lake-evaluation/run_images.txt of github.com/jvlmdr/omniglot-eval (runs matched to images_evaluation.zip by MD5)
+RUN_CHARACTERS = {  # alphabet -> (file id of its character01 in images_evaluation.zip, character numbers of class01..class20 of both its runs)
+    "Atlantean": (1011, (1, 2, 3, 4, 5, 7, 8, 9, 10, 13, 14, 16, 19, 20, 21, 22, 23, 24, 25, 26)),
+    "Ge_ez": (1089, (1, 2, 3, 4, 5, 6, 8, 9, 10, 12, 14, 15, 16, 17, 18, 20, 21, 23, 24, 25)),
+    "Glagolitic": (1115, (1, 2, 3, 5, 6, 7, 14, 17, 18, 19, 20, 21, 26, 28, 31, 34, 36, 37, 40, 43)),
+    "Gurmukhi": (1160, (3, 6, 7, 8, 9, 13, 14, 15, 16, 17, 31, 22, 25, 26, 29, 32, 33, 38, 43, 44)),
+    "Kannada": (1205, (1, 3, 5, 8, 11, 12, 13, 14, 19, 20, 21, 23, 25, 26, 27, 28, 33, 35, 40, 41)),
+    "Malayalam": (1272, (2, 4, 5, 9, 13, 14, 15, 16, 17, 19, 20, 21, 22, 25, 27, 29, 30, 37, 43, 46)),
+    "Manipuri": (1319, (3, 4, 6, 8, 9, 11, 12, 13, 15, 17, 19, 21, 22, 25, 29, 33, 35, 36, 37, 39)),
+    "Old_Church_Slavonic_(Cyrillic)": (1389, (2, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 23, 24, 25, 30, 33, 41, 44, 45)),
+    "Tengwar": (1531, (1, 2, 4, 5, 7, 8, 9, 10, 11, 12, 13, 16, 18, 19, 20, 21, 22, 23, 24, 25)),
+    "Tibetan": (1556, (1, 2, 3, 5, 6, 7, 8, 9, 11, 13, 14, 15, 21, 22, 24, 33, 35, 36, 38, 41)),
+}
+RUN_DRAWERS = ((5, 8), (3, 2), (3, 7), (4, 2), (6, 4), (3, 2), (5, 2), (8, 3), (2, 1), (8, 3),   # (training, test) drawer
+               (3, 7), (4, 2), (8, 4), (7, 3), (4, 8), (1, 2), (1, 4), (8, 7), (1, 3), (8, 5))   # of run01 .. run20
+
+def _run_character_meta(meta:pd.DataFrame) -> pd.DataFrame:
+    "Metadata of the `runs` set relabelled by the evaluation character and drawer of each image (files named as in images_evaluation.zip)."
+    m = meta.copy()
+    run = m.run.str[3:].astype(int).to_numpy() - 1                     # 'run05' -> 4
+    cls = m.character.str[-2:].astype(int).to_numpy() - 1               # 'run05_class12' -> 11
+    num = [RUN_CHARACTERS[a][1][c] for a, c in zip(m.alphabet, cls)]
+    drawer = [RUN_DRAWERS[r][role == "test"] for r, role in zip(run, m.role)]
+    m["character"] = [f"character{n:02d}" for n in num]
+    m["drawer"] = np.asarray(drawer, dtype=np.int64)
+    m["file"] = [f"{RUN_CHARACTERS[a][0] + n - 1:04d}_{d:02d}.png" for a, n, d in zip(m.alphabet, num, drawer)]
+    m["class_name"] = m.alphabet + "/" + m.character
+    m["archive"] = "run_characters"
+    return m

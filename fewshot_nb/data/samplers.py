@@ -16,7 +16,8 @@ from .sources import check_one_group
 
 # %% auto #0
 __all__ = ['Episode', 'EpisodeBatch', 'round_counts', 'dirichlet_counts', 'EpisodeSampler', 'class_groups', 'check_batch',
-           'CapBinding', 'query_imbalance', 'data_fingerprint', 'TaskManifest', 'lake_runs']
+           'same_group_rate', 'same_group_pairs', 'CapBinding', 'query_imbalance', 'data_fingerprint', 'TaskManifest',
+           'lake_runs']
 
 # %% ../../nbs/data/13_samplers.ipynb #8ccde435
 @dataclass
@@ -363,6 +364,27 @@ def check_batch(batch:EpisodeBatch, labels:np.ndarray, groups:np.ndarray|None=No
         ok = batch.groups < 0
         if not (ok | (g == batch.groups[:, None]).all(1)).all(): raise ValueError("a within-group task has classes from another group")
     return batch
+
+# %% ../../nbs/data/13_samplers.ipynb #14cfae91
+def same_group_rate(
+    sizes,       # classes per group: a sequence of counts, or a dict group -> count
+) -> float:      # probability that two distinct classes drawn uniformly from all classes are in the same group
+    "sum_g n_g (n_g - 1) / (N (N - 1)): how often two classes of an unstructured task share a group (alphabet)."
+    n = np.asarray(list(sizes.values()) if isinstance(sizes, dict) else sizes, dtype=np.float64)
+    if n.ndim != 1 or (n < 0).any() or n.sum() < 2:
+        raise ValueError(f"sizes must be non-negative class counts per group, at least 2 classes in all, got {sizes!r}")
+    N = n.sum()
+    return float((n * (n - 1)).sum() / (N * (N - 1)))
+
+def same_group_pairs(
+    batch:EpisodeBatch, # tasks over the items of `labels`
+    labels,             # (n_items,) class of every item
+    groups,             # (n_items,) group (alphabet) of every item
+) -> np.ndarray:        # (n_tasks,) share of the n_way (n_way - 1) / 2 class pairs of each task that lie in one group
+    "Share of the class pairs of every task whose two classes come from the same group."
+    g = class_groups(np.asarray(labels), np.asarray(groups))[batch.classes.numpy()]   # (n_tasks, n_way)
+    i, j = np.triu_indices(batch.n_way, 1)
+    return (g[:, i] == g[:, j]).mean(1)
 
 # %% ../../nbs/data/13_samplers.ipynb #25e4fa8a
 @dataclass

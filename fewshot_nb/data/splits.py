@@ -9,10 +9,12 @@ from __future__ import annotations
 import re
 import numpy as np, pandas as pd
 from ..core import as_rng
+from .omniglot import ALPHABETS, RUN_ALPHABETS
 
 # %% auto #0
-__all__ = ['MINIMAL_ALPHABETS', 'VINYALS_TEST', 'VINYALS_TRAINVAL', 'check_split', 'split_sizes', 'lake_split', 'minimal_split',
-           'weak_split', 'vinyals_split', 'alphabet_split']
+__all__ = ['MINIMAL_ALPHABETS', 'VINYALS_TEST', 'VINYALS_TRAINVAL', 'KOCH_TEST', 'KOCH_TRAIN', 'KOCH_VAL', 'check_split',
+           'split_sizes', 'lake_split', 'minimal_split', 'weak_split', 'vinyals_split', 'koch_alphabets', 'koch_split',
+           'alphabet_coverage', 'alphabet_split']
 
 # %% ../../nbs/data/11_splits.ipynb #332a2052
 def _meta(data) -> pd.DataFrame:
@@ -80,6 +82,44 @@ def vinyals_split(data) -> dict:
         raise ValueError(f"alphabets {sorted(unknown)} are in neither part of the Vinyals split")
     return check_split({"trainval": _classes(meta, meta.alphabet.isin(VINYALS_TRAINVAL)),
                         "test": _classes(meta, meta.alphabet.isin(VINYALS_TEST))}, meta)
+
+# %% ../../nbs/data/11_splits.ipynb #df49c1df
+KOCH_TEST = tuple(sorted(set(RUN_ALPHABETS)))                                                    # the 10 alphabets of Lake's runs
+KOCH_TRAIN = tuple(a for a, (s, _) in ALPHABETS.items() if s == "background")                   # Lake's 30 background alphabets
+KOCH_VAL = tuple(a for a, (s, _) in ALPHABETS.items() if s == "evaluation" and a not in KOCH_TEST)  # the other 10
+
+def koch_alphabets(
+    val:bool=True,  # keep Koch et al.'s 10 validation alphabets apart; False merges them into train (the 40-alphabet background set)
+) -> dict:          # part -> tuple of alphabet names
+    "The alphabets of each part of Koch et al.'s split."
+    return dict(train=KOCH_TRAIN, val=KOCH_VAL, test=KOCH_TEST) if val else dict(train=KOCH_TRAIN + KOCH_VAL, test=KOCH_TEST)
+
+def koch_split(
+    data,           # `OmniglotImages` or its metadata: any mix of sets but `runs` (use `run_characters`)
+    val:bool=True,  # train / val / test (30 / 10 / 10 alphabets); False: train / test (40 / 10)
+) -> dict:          # part -> sorted class names present in `data`
+    "Koch et al.'s alphabet split: 30 background alphabets to train, 10 evaluation alphabets to validate, Lake's 10 run alphabets to test."
+    meta = _meta(data)
+    if "archive" in meta and meta.archive.eq("runs").any():
+        raise ValueError("the data hold the 'runs' set, whose classes are per run: the two runs of an alphabet show the same "
+                         "characters, which would be two test classes each. Load 'run_characters' instead (the same images, "
+                         "one class per character); keep 'runs' apart for lake_runs")
+    if unknown := set(meta.alphabet) - set(ALPHABETS):
+        raise ValueError(f"alphabets {sorted(unknown)} are not Omniglot alphabets (see fewshot_nb.data.omniglot.ALPHABETS)")
+    return check_split({p: _classes(meta, meta.alphabet.isin(a)) for p, a in koch_alphabets(val).items()}, meta)
+
+def alphabet_coverage(
+    parts:dict,     # part -> alphabet names, e.g. `koch_alphabets()`
+    data,           # `OmniglotImages` or its metadata
+) -> pd.DataFrame:  # per part: alphabets, characters and images in `data`, and in the full Omniglot (20 drawings per character)
+    "How much of each part of an alphabet split the loaded data hold."
+    meta = _meta(data); rows = []
+    for p, alphabets in parts.items():
+        if unknown := set(alphabets) - set(ALPHABETS): raise ValueError(f"part {p!r}: {sorted(unknown)} are not Omniglot alphabets")
+        m, n_full = meta[meta.alphabet.isin(alphabets)], sum(ALPHABETS[a][1] for a in alphabets)
+        rows.append(dict(part=p, alphabets=m.alphabet.nunique(), alphabets_full=len(alphabets), characters=m.class_name.nunique(),
+                         characters_full=n_full, images=len(m), images_full=20 * n_full))
+    return pd.DataFrame(rows).set_index("part")
 
 # %% ../../nbs/data/11_splits.ipynb #268e0379
 def alphabet_split(
