@@ -13,7 +13,8 @@ import torch
 from scipy import stats
 
 # %% auto #0
-__all__ = ['accuracy', 'fmt_ci', 'CI', 'mean_ci', 'Paired', 'paired_comparison', 'difference_ci', 'summarise']
+__all__ = ['accuracy', 'fmt_ci', 'CI', 'mean_ci', 'Paired', 'paired_comparison', 'difference_ci', 'Ratio', 'ratio_ci',
+           'summarise']
 
 # %% ../nbs/01_metrics.ipynb #968aa18e
 def _np(x) -> np.ndarray:
@@ -177,6 +178,36 @@ def difference_ci(
     d = float(a.mean() - b.mean())
     hw = float(stats.t.ppf((1 + confidence) / 2, nu) * se) if se > 0 else 0.0
     return CI(mean=d, half_width=hw, low=d - hw, high=d + hw, n=int(a.size + b.size), std=se)
+
+# %% ../nbs/01_metrics.ipynb #03596432
+@dataclass(frozen=True)
+class Ratio:
+    "A ratio of two means with its confidence interval (asymmetric about the ratio)."
+    ratio: float   # mean(a) / mean(b)
+    low: float     # lower end of the interval
+    high: float    # upper end
+    n_a: int       # values in a
+    n_b: int       # values in b
+
+    def fmt(self, digits:int=2) -> str: return f"{self.ratio:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
+    def __str__(self): return self.fmt()
+
+def ratio_ci(
+    a,                      # (n_a,) non-negative scores of one condition, positive mean (e.g. per-task error)
+    b,                      # (n_b,) scores of another condition, on other tasks, positive mean
+    confidence:float=0.95,  # coverage of the interval
+) -> Ratio:
+    "Ratio of the means of two independent samples with a delta-method interval on the log scale."
+    _check_confidence(confidence)
+    a, b = _values(a, "a"), _values(b, "b")
+    if a.size < 2 or b.size < 2: raise ValueError(f"each sample needs at least 2 values, got {a.size} and {b.size}")
+    ma, mb = a.mean(), b.mean()
+    if not (ma > 0 and mb > 0): raise ValueError(f"a ratio of means needs both means > 0, got {ma:g} and {mb:g}")
+    va, vb = a.var(ddof=1) / a.size / ma ** 2, b.var(ddof=1) / b.size / mb ** 2
+    se = np.sqrt(va + vb)
+    nu = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1)) if se > 0 else np.inf
+    r, k = float(ma / mb), float(stats.t.ppf((1 + confidence) / 2, nu) * se) if se > 0 else 0.0
+    return Ratio(ratio=r, low=r * float(np.exp(-k)), high=r * float(np.exp(k)), n_a=int(a.size), n_b=int(b.size))
 
 # %% ../nbs/01_metrics.ipynb #edfbd76c
 def summarise(
