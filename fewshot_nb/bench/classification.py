@@ -17,8 +17,9 @@ from ..core import derive_seed, config_hash
 from ..metrics import accuracy, paired_comparison, summarise
 from ..data.samplers import EpisodeSampler, TaskManifest
 from ..data.augment import Distorted
+from ..training.siamese import siamese_regime
 from ..solvers.base import SOLVERS, Solver, make_solver, evaluate
-from ..solvers import finetune as _finetune, transductive as _transductive   # their solvers join `SOLVERS`
+from ..solvers import finetune as _finetune, transductive as _transductive, amortised as _amortised   # their solvers join `SOLVERS`
 from ..solvers.baselines import pixel_nn_scores, mhd_scores
 from ..training.backbones import make_backbone
 from ..training.trainer import TrainData, ClassStream, EpisodeStream, Trainer, Supervised, ProtoNetTraining, MatchingNet
@@ -178,6 +179,8 @@ for _name, _doc, _kw in [("maml", "second-order MAML, n_way-way episodes, meta_b
                           ("fomaml", "first-order MAML", dict(first_order=True)),
                           ("anil", "MAML adapting the head only (Raghu et al. 2020)", dict(anil=True))]:
     register_regime(_name, _doc, fixed_way=True)(_maml_regime(**_kw))
+register_regime("siamese", "verification pairs, half of the same character (Koch et al. 2015): weighted L1 distance, sigmoid, "
+                "binary cross-entropy; one-shot by the most probable match")(siamese_regime)
 
 # %% ../../nbs/bench/61_classification.ipynb #19eb18c1
 TRAIN_DEFAULTS = dict(backbone="conv4", backbone_kw={}, epochs=4.0, lr=1e-3, batch_size=128, train_way=20, train_shot=1,
@@ -192,6 +195,7 @@ def _unwrapped(source):
 def images_per_step(source) -> int:
     "Training images one step of `source` reads."
     source = _unwrapped(source)
+    if hasattr(source, "images_per_step"): return source.images_per_step   # pair sources (siamese)
     if isinstance(source, ClassStream): return source.batch_size
     s = source.sampler
     shots = int(s.shots.sum()) if s.shots is not None else s.n_way * s.shot_range[1]
