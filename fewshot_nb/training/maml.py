@@ -6,14 +6,18 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/training/maml.html.md"""
 
 # %% ../../nbs/training/42_maml.ipynb #9b3116ed
 from __future__ import annotations
+from contextlib import contextmanager
+import numpy as np
 import torch, torch.nn as nn, torch.nn.functional as F
 from torch.func import functional_call, grad, vmap
 from fastcore.basics import patch
 from ..data.samplers import EpisodeBatch
+from ..metrics import accuracy
+from ..solvers.backbone_finetune import image_tensor, check_aligned, equal_size_groups
 from .trainer import Method, TrainData
 
 # %% auto #0
-__all__ = ['BatchStatNorm', 'use_batch_stats_', 'MAML']
+__all__ = ['QUERY_NORMS', 'BatchStatNorm', 'use_batch_stats_', 'stats_from_first', 'MAML', 'maml_scorer']
 
 # %% ../../nbs/training/42_maml.ipynb #603e47a1
 class BatchStatNorm(nn.Module):
@@ -26,11 +30,13 @@ class BatchStatNorm(nn.Module):
         super().__init__()
         self.num_features, self.eps, self.affine = int(num_features), float(eps), bool(affine)
         if affine: self.weight, self.bias = nn.Parameter(torch.ones(num_features)), nn.Parameter(torch.zeros(num_features))
+        self.ref_rows = None   # int: statistics of the first `ref_rows` items only (set by `stats_from_first`)
 
     def forward(self, x:torch.Tensor) -> torch.Tensor: # (n, C, ...) -> same shape
         dims = [0] + list(range(2, x.ndim))
-        mean = x.mean(dims, keepdim=True)
-        var = (x - mean).pow(2).mean(dims, keepdim=True)          # biased variance, as BatchNorm normalises with
+        ref = x if self.ref_rows is None else x[:self.ref_rows]
+        mean = ref.mean(dims, keepdim=True)
+        var = (ref - mean).pow(2).mean(dims, keepdim=True)        # biased variance, as BatchNorm normalises with
         y = (x - mean) * torch.rsqrt(var + self.eps)
         if not self.affine: return y
         shape = (1, -1) + (1,) * (x.ndim - 2)
@@ -51,7 +57,23 @@ def use_batch_stats_(
     for name, child in module.named_children(): setattr(module, name, use_batch_stats_(child))
     return module
 
+@contextmanager
+def stats_from_first(
+    module:nn.Module,  # a network with `BatchStatNorm` layers
+    n:int,             # the first `n` items of every batch give the statistics
+):
+    "Within the block, every `BatchStatNorm` of `module` normalises its whole input with the statistics of its first `n` items."
+    norms = [m for m in module.modules() if isinstance(m, BatchStatNorm)]
+    old = [m.ref_rows for m in norms]
+    try:
+        for m in norms: m.ref_rows = int(n)
+        yield module
+    finally:
+        for m, o in zip(norms, old): m.ref_rows = o
+
 # %% ../../nbs/training/42_maml.ipynb #e5f01ff7
+QUERY_NORMS = ("batch", "support")   # how the queries are normalised: their own statistics, or the support set's
+
 class MAML(Method):
     "Model-agnostic meta-learning: second order, first order (FOMAML) or head-only (ANIL), batched over tasks."
     batch_kind = "episode"
@@ -65,6 +87,7 @@ class MAML(Method):
                  anil:bool=False,         # adapt only the head (ANIL)
                  eval_inner_steps:int|None=None, # inner steps in `scores` (default: `inner_steps`)
                  chunk_size:int=16,       # tasks adapted at once by `scores` (bounds memory, not the result)
+                 query_norm:str="batch",  # BatchNorm statistics of the queries: 'batch' (their own: transductive) or 'support'
                 ):
         if not hasattr(backbone, "out_dim"): raise ValueError("backbone needs an `out_dim` attribute (the size of its features)")
         if n_way < 2: raise ValueError(f"n_way must be >= 2, got {n_way}")
@@ -72,11 +95,13 @@ class MAML(Method):
         if eval_inner_steps is not None and eval_inner_steps < 1: raise ValueError(f"eval_inner_steps must be >= 1 or None, got {eval_inner_steps}")
         if not inner_lr > 0: raise ValueError(f"inner_lr must be > 0, got {inner_lr}")
         if chunk_size < 1: raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+        if query_norm not in QUERY_NORMS: raise ValueError(f"query_norm must be one of {QUERY_NORMS}, got {query_norm!r}")
         super().__init__(use_batch_stats_(backbone))
         self.head = nn.Linear(backbone.out_dim, n_way)
         self.n_way, self.inner_steps, self.inner_lr = int(n_way), int(inner_steps), float(inner_lr)
         self.first_order, self.anil, self.chunk_size = bool(first_order), bool(anil), int(chunk_size)
         self.eval_inner_steps = int(eval_inner_steps or inner_steps)
+        self.query_norm = query_norm
 
     def forward(self, x:torch.Tensor) -> torch.Tensor: # (n, C, H, W) -> (n, n_way) logits
         return self.head(self.backbone(x))
@@ -97,6 +122,12 @@ class MAML(Method):
 
     def _head_fwd(self, p, feats): return functional_call(self.head, p, (feats,))
     def _net_fwd(self, p, x): return functional_call(self, p, (x,))
+
+    def _query_fwd(self, fwd, p, support, query):
+        "`fwd(p, query)`, the queries normalised by their own statistics ('batch') or by the support set's ('support')."
+        if self.query_norm == "batch": return fwd(p, query)
+        n = support.shape[0]
+        with stats_from_first(self.backbone, n): return fwd(p, torch.cat([support, query]))[n:]
 
     def adapt_task(self,
                    support:torch.Tensor,   # (n_support, C, H, W) images of one task
@@ -122,14 +153,16 @@ class MAML(Method):
         "Adapt on one task's support set and classify its queries."
         params = dict(self.named_parameters()) if params is None else params
         steps = self.inner_steps if steps is None else int(steps)
-        if not self.anil: return self._net_fwd(self.adapt_task(support, labels, steps, params), query)
+        if not self.anil: return self._query_fwd(self._net_fwd, self.adapt_task(support, labels, steps, params), support, query)
         body, head = self._parts(params)
-        fs, fq = functional_call(self.backbone, body, (support,)), functional_call(self.backbone, body, (query,))
+        body_fwd = lambda p, x: functional_call(self.backbone, p, (x,))
+        fs, fq = body_fwd(body, support), self._query_fwd(body_fwd, body, support, query)
         return self._head_fwd(self._descend(self._head_fwd, head, fs, labels, steps), fq)
 
     def config(self) -> dict:
         return super().config() | dict(n_way=self.n_way, inner_steps=self.inner_steps, inner_lr=self.inner_lr,
-                                       first_order=self.first_order, anil=self.anil, eval_inner_steps=self.eval_inner_steps)
+                                       first_order=self.first_order, anil=self.anil, eval_inner_steps=self.eval_inner_steps,
+                                       **({} if self.query_norm == "batch" else dict(query_norm=self.query_norm)))  # the default: configs as before
 
 # %% ../../nbs/training/42_maml.ipynb #7a599d92
 @patch
@@ -168,21 +201,45 @@ def scores(self:MAML,
            images,              # (n_items, C, H, W) tensor or `TrainData` the tasks index
            tasks:EpisodeBatch,  # tasks over those items, all with the same support and query sizes
            feats=None,          # not supported: MAML adapts the backbone itself to each task
+           query_norm:str|None=None, # 'batch' or 'support' for these scores (default: the model's `query_norm`)
           ) -> torch.Tensor:    # (n_tasks, n_query, n_way) logits after adaptation
     "Query logits of every task after `eval_inner_steps` inner steps on its support set, in chunks of tasks."
     if feats is not None: raise ValueError("MAML adapts the backbone to every task, so precomputed features cannot be used: pass feats=None")
     if tasks.n_way != self.n_way: raise ValueError(f"the tasks are {tasks.n_way}-way but this MAML has n_way={self.n_way}")
     if tasks.ragged: raise ValueError("MAML needs tasks with equal support and query sizes (BatchNorm would see the padding): "
                                       "score ragged tasks in groups of equal sizes")
+    if query_norm is not None and query_norm not in QUERY_NORMS: raise ValueError(f"query_norm must be one of {QUERY_NORMS}, got {query_norm!r}")
     get = images.floats if isinstance(images, TrainData) else (lambda i: images[i].float())
     dev = self.head.weight.device
     params = {k: v.detach() for k, v in self.named_parameters()}
     run = vmap(self.task_logits, in_dims=(0, 0, 0, None, None))
-    out = []
-    with torch.no_grad():
-        for i in range(0, tasks.n_tasks, self.chunk_size):
-            sub = tasks[i:i + self.chunk_size]
-            xs, xq = get(sub.support.flatten()).to(dev), get(sub.query.flatten()).to(dev)
-            xs, xq = xs.view(*sub.support.shape, *xs.shape[1:]), xq.view(*sub.query.shape, *xq.shape[1:])
-            out.append(run(xs, sub.support_labels.to(dev), xq, self.eval_inner_steps, params))
+    out, kept = [], self.query_norm
+    if query_norm is not None: self.query_norm = query_norm
+    try:
+        with torch.no_grad():
+            for i in range(0, tasks.n_tasks, self.chunk_size):
+                sub = tasks[i:i + self.chunk_size]
+                xs, xq = get(sub.support.flatten()).to(dev), get(sub.query.flatten()).to(dev)
+                xs, xq = xs.view(*sub.support.shape, *xs.shape[1:]), xq.view(*sub.query.shape, *xq.shape[1:])
+                out.append(run(xs, sub.support_labels.to(dev), xq, self.eval_inner_steps, params))
+    finally: self.query_norm = kept
     return torch.cat(out)
+
+# %% ../../nbs/training/42_maml.ipynb #9cceda4a
+def maml_scorer(
+    model:MAML,                # a trained MAML (its `n_way` is the tasks')
+    images,                    # the images of the items the manifests index, in their order: tensor, `OmniglotImages` or `TrainData`
+    query_norm:str|None=None,  # 'batch' (transductive BN) or 'support' (support-set statistics); default: the model's
+) -> callable:                 # (manifest, data) -> (n_tasks,) per-task accuracy, for `ClassificationBench.evaluate`
+    "Per-task accuracy of a trained MAML on a manifest over data (e.g. features) aligned item for item with `images`; ragged tasks in groups of equal sizes."
+    if query_norm is not None and query_norm not in QUERY_NORMS: raise ValueError(f"query_norm must be one of {QUERY_NORMS}, got {query_norm!r}")
+    x = image_tensor(images)
+    def score(manifest, data) -> np.ndarray:
+        check_aligned(images if hasattr(images, "class_names") else x, data)
+        b = getattr(manifest, "batch", manifest)
+        acc = np.zeros(b.n_tasks)
+        for idx, sub in equal_size_groups(b):
+            acc[idx.numpy()] = accuracy(model.scores(x, sub, query_norm=query_norm), sub.query_labels)
+        return acc
+    score.model, score.query_norm = model, query_norm or model.query_norm
+    return score
