@@ -19,7 +19,7 @@ from ..data.samplers import EpisodeSampler, TaskManifest
 from ..data.augment import Distorted
 from ..training.siamese import siamese_regime
 from ..solvers.base import SOLVERS, Solver, make_solver, evaluate
-from ..solvers import finetune as _finetune, transductive as _transductive, amortised as _amortised   # their solvers join `SOLVERS`
+from ..solvers import finetune as _finetune, transductive as _transductive, amortised as _amortised, ici as _ici   # their solvers join `SOLVERS`
 from ..solvers.baselines import pixel_nn_scores, mhd_scores
 from ..training.backbones import make_backbone
 from ..training.trainer import TrainData, ClassStream, EpisodeStream, Trainer, Supervised, ProtoNetTraining, MatchingNet
@@ -291,8 +291,10 @@ class ClassificationBench:
                  scorer:Scorer,       # (manifest, data) -> per-task accuracy: `solver_scorer`, `model_scorer`, `baseline_scorer`
                  settings=None,       # names of the settings to run (default: all)
                  replace:bool=False,  # re-run a method already evaluated on a setting (else refused)
+                 first:int|None=None, # score only the first `first` tasks of each manifest (a costly method on a subset of the same tasks)
                 ) -> pd.DataFrame:    # the new rows
-        "Score `method` on every manifest of `settings` and add one row per task to the results."
+        "Score `method` on every manifest of `settings` (or on their first `first` tasks) and add one row per task to the results."
+        if first is not None and (isinstance(first, bool) or int(first) != first or first < 1): raise ValueError(f"first must be an integer >= 1, got {first!r}")
         names = list(self.settings) if settings is None else [settings] if isinstance(settings, str) else list(settings)
         if unknown := [n for n in names if n not in self.settings]: raise ValueError(f"unknown settings {unknown}; the bench has {', '.join(self.settings)}")
         done = {(r["method"], r["setting"]) for r in self.rows}
@@ -304,6 +306,8 @@ class ClassificationBench:
             s = self.settings[n]
             for seed in self.seeds:
                 m = self.manifests[n, seed]
+                if first is not None and first < m.batch.n_tasks:   # the same tasks, cut short: task t stays task t
+                    m = TaskManifest(m.batch[:int(first)], m.config | {"first": int(first)}, m.seed, m.data)
                 t0 = time.perf_counter()
                 acc = np.asarray(scorer(m, self.sources[s.source]), dtype=np.float64)
                 self.seconds[method, n, seed] = time.perf_counter() - t0
@@ -336,6 +340,7 @@ class ClassificationBench:
             for n in (self.settings if settings is None else settings):
                 x = r[(r.setting == n) & (r.method.isin([a, b]))].pivot_table(index=["seed", "task"], columns="method", values=value)
                 if a not in x or b not in x: continue
+                x = x[[a, b]].dropna()                    # the tasks both ran (see `first`)
                 pc = paired_comparison(scale * x[a].to_numpy(), scale * x[b].to_numpy())
                 rows.append(dict(a=a, b=b, setting=n, mean_diff=pc.mean_diff, low=pc.low, high=pc.high, wilcoxon_p=pc.wilcoxon_p,
                                  wins=pc.wins, losses=pc.losses, ties=pc.ties, n=pc.n))
@@ -357,6 +362,7 @@ class ClassificationBench:
             for m in (sorted(set(r.method)) if methods is None else methods):
                 x = r[(r.method == m) & r.setting.isin([a, b])].pivot_table(index=["seed", "task"], columns="setting", values=value)
                 if a not in x or b not in x: continue
+                x = x[[a, b]].dropna()
                 pc = paired_comparison(scale * x[a].to_numpy(), scale * x[b].to_numpy())
                 rows.append(dict(method=m, a=a, b=b, mean_diff=pc.mean_diff, low=pc.low, high=pc.high, wilcoxon_p=pc.wilcoxon_p,
                                  wins=pc.wins, losses=pc.losses, ties=pc.ties, n=pc.n))
