@@ -90,6 +90,31 @@ def test_exp_realistic_injected_and_rerun_reuses_features(tmp_path):
     assert not list(out.rglob(".*.tmp")) and not list(cache.rglob(".*.tmp")), "a temporary file was left behind"
 
 
+def test_exp_realistic_table1_methods_on_images_and_meta_trained(tmp_path):
+    "Versa, SIB, LR+ICI, MAML with and without TBN and Entropy-min with backbone fine-tuning run on the same twin tasks."
+    out = tmp_path/"out"
+    methods = ["protonet", "versa", "sib", "lr+ici", "maml", "maml-tbn", "entropy-min-ft"]
+    params = dict(methods=methods, shots=[1], fig4_shot=1, imbalance_a=[1.0], lambdas=[1.0], alphas=[2.0], n_tasks=10, n_val_tasks=6,
+                  image_tasks=3, meta_steps=5, maml_epochs=0.05, seed=1, pretrain=dict(steps=20, cache_dir=str(tmp_path/"features")),
+                  out_dir=str(out))
+    pm.execute_notebook(str(ROOT/"nbs"/"exp_realistic.ipynb"), str(tmp_path/"t1.ipynb"), parameters=params, cwd=str(ROOT),
+                        kernel_name="python3", progress_bar=False)
+    results = pd.read_csv(out/"results.csv")
+    n = results.groupby(["method", "setting"]).size()
+    assert set(results.method) == set(methods)
+    for m in ("maml", "maml-tbn", "entropy-min-ft"):   # on images: the first image_tasks tasks of balanced and Dir(2) only
+        assert n.loc[m].to_dict() == {"balanced": 3, "dir2": 3}, (m, n.loc[m])
+        assert sorted(results[results.method == m].task.unique()) == [0, 1, 2]
+    assert n.loc["versa"].eq(10).all() and n.loc["sib"].eq(10).all() and n.loc["lr+ici"].eq(10).all()
+    t1 = pd.read_csv(out/"table1.csv").set_index("method")
+    assert t1.loc["maml-tbn", "n"] == 3 and t1.loc["sib", "n"] == 10 and t1.loc["maml-tbn", "transductive"] and not t1.loc["maml", "transductive"]
+    claims = set(pd.read_csv(out/"findings.csv").claim)
+    assert "MAML drops more with transductive batch norm than without (1-shot)" in claims
+    assert (out/"checkpoints"/"maml_1shot.pt").stat().st_size > 0
+    record = json.loads((out/"run.json").read_text())
+    assert {"meta_fit versa", "meta_fit sib", "maml 1-shot"} <= set(record["extra"]["timings_s"])
+
+
 def test_exp_realistic_on_user_features(tmp_path):
     "Features a user saved as a FeatureSource (plus a base mean) run the same experiment; without a base mean, CL2N methods are refused."
     import torch

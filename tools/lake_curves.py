@@ -72,8 +72,13 @@ def main():
         m = tr.method
         err = 100 * (1 - accuracy(m.scores(runs_data, lake), lake.query_labels, lake.query_mask))
         ci = mean_ci(err)
+        # the same features centred on the mean training feature and L2-normalised (CL2N, as SimpleShot)
+        base = m.embed_all(train, torch.arange(0, len(train), max(1, len(train) // 4000))).mean(0)
+        f = torch.nn.functional.normalize(m.embed_all(runs_data) - base, dim=-1)
+        s, q = f[lake.support], f[lake.query]
+        cl2n = 100 * (1 - accuracy(q @ s.transpose(1, 2), lake.query_labels, lake.query_mask))
         row = dict(step=step, train_s=round(t_train, 1), images=step * (a.batch_size if a.regime != "protonet" else a.train_way * (a.train_shot + a.train_query)),
-                   lake_err=ci.mean, lake_hw=ci.high - ci.mean)
+                   lake_err=ci.mean, lake_hw=ci.high - ci.mean, lake_err_cl2n=float(cl2n.mean()))
         if val is not None:
             v = 100 * (1 - accuracy(m.scores(val, val_tasks), val_tasks.query_labels, val_tasks.query_mask))
             row["val_err"] = float(v.mean())
