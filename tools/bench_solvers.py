@@ -47,6 +47,7 @@ if str(ROOT) not in sys.path: sys.path.insert(0, str(ROOT))
 
 import fewshot_nb.bench.classification   # noqa: F401 -- importing it registers every solver of the library in SOLVERS
 from fewshot_nb.solvers.base import SOLVERS, make_solver, synthetic_features
+from fewshot_nb.solvers.amortised import MetaSolver
 from fewshot_nb.data.samplers import EpisodeSampler
 from fewshot_nb.metrics import accuracy, mean_ci, paired_comparison
 from fewshot_nb.core import save_csv
@@ -197,7 +198,12 @@ def build_ours(name:str, base_mean, shot:int, ref_args, match:bool=True) -> tupl
                 notes.append(f"{name} {shot}-shot: {cls.__name__}({pname}=) default {ours!r} differs from the reference's "
                              f"{desc} = {v!r}: using {v!r}")
                 kw[pname] = v
-    return make_solver(name, **kw), notes
+    solver = make_solver(name, **kw)
+    if isinstance(solver, MetaSolver):   # Versa, SIB: meta-trained (before the clock starts) on other classes of the same law
+        base = synthetic_features(n_classes=64, n_per_class=100, dim=len(base_mean), seed=1)[0]
+        solver.meta_fit(base, n_way=N_WAY, n_shot=shot, steps=300, seed=0)
+        notes.append(f"{name} {shot}-shot: meta-trained for 300 steps on 64 other synthetic classes")
+    return solver, notes
 
 # ------------------------------------------------------------------------------------------- reference
 
