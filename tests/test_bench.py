@@ -30,7 +30,8 @@ def test_bench_quick_run_writes_table(tmp_path):
 
 
 @pytest.mark.parametrize("argv", [["--device", "nonsense"], ["--impl", "reference"], ["--methods", "magic"],
-                                  ["--shots", "0"], ["--n-tasks", "5"], ["--patience", "0"]])
+                                  ["--shots", "0"], ["--n-tasks", "5"], ["--patience", "0"], ["--n-query", "0"],
+                                  ["--features", "no/such/file.pt"], ["--base-features", __file__]])
 def test_bench_refuses_bad_arguments(argv, capsys):
     with pytest.raises(SystemExit): bench.parse_args(argv)
     assert "error" in capsys.readouterr().err
@@ -38,11 +39,11 @@ def test_bench_refuses_bad_arguments(argv, capsys):
 
 def test_bench_patience_rows_beside_exact(tmp_path):
     "--patience adds a row per gradient solver with the opt-in stopping rule, compared with the exact iterates on the same tasks."
-    df = bench.main(["--quick", "--methods", "protonet,tim", "--impl", "ours", "--shots", "1", "--threads", "1", "--patience", "100",
+    df = bench.main(["--quick", "--methods", "protonet,tim", "--impl", "ours", "--shots", "1", "--threads", "1", "--patience", "50",
                      "--out", str(tmp_path/"b.csv")])
-    assert set(zip(df.method, df.impl)) == {("protonet", "fewshot_nb"), ("tim", "fewshot_nb"), ("tim", "fewshot_nb_patience100")}
+    assert set(zip(df.method, df.impl)) == {("protonet", "fewshot_nb"), ("tim", "fewshot_nb"), ("tim", "fewshot_nb_patience50")}
     acc = df[df.method == "tim"].set_index("impl").acc_mean
-    assert abs(acc["fewshot_nb_patience100"] - acc["fewshot_nb"]) < 0.5, acc   # 1-shot: the rule keeps the exact accuracy
+    assert abs(acc["fewshot_nb_patience50"] - acc["fewshot_nb"]) < 0.5, acc   # 1-shot: the rule keeps the exact accuracy
     assert "tim 1-shot early" in df.attrs["paired"]
 
 
@@ -53,3 +54,18 @@ def test_bench_scaling_writes_table_and_figure(tmp_path):
     assert set(df[df.axis == "n_tasks"].n_tasks) == {50, 200} and set(df[df.axis == "dim"].n_tasks) == {200}
     assert sorted(df[df.axis == "dim"].dim.unique()) == [64, 128, 256, 512, 640]
     assert out.stat().st_size > 0 and out.with_suffix(".png").stat().st_size > 0
+
+
+def test_bench_on_features_from_a_file(tmp_path):
+    "--features FILE --base-features FILE: the bench runs on the user's features (here 12 classes of 20 items, d = 32)."
+    from fewshot_nb.solvers.base import synthetic_features
+    import torch
+    src, base_mean = synthetic_features(n_classes=12, n_per_class=20, dim=32, seed=3)
+    src.save(tmp_path/"feats.pt"); torch.save(base_mean, tmp_path/"base_mean.pt")
+    df = bench.main(["--n-tasks", "40", "--methods", "protonet,simpleshot", "--impl", "ours", "--shots", "1", "--threads", "1",
+                     "--features", str(tmp_path/"feats.pt"), "--base-features", str(tmp_path/"base_mean.pt"), "--n-query", "5",
+                     "--out", str(tmp_path/"b.csv")])
+    assert set(df.method) == {"protonet", "simpleshot"} and (df.n_tasks == 40).all() and (df.acc_mean > 20).all(), df
+    with pytest.raises(SystemExit, match="no base features"):   # simpleshot centres on the base mean: it must be given
+        bench.main(["--n-tasks", "40", "--methods", "protonet", "--impl", "ours", "--shots", "1", "--threads", "1",
+                    "--features", str(tmp_path/"feats.pt"), "--out", str(tmp_path/"c.csv")])

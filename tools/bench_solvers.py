@@ -3,8 +3,8 @@
 public reference implementation of the realistic transductive few-shot benchmark (Veilleux et al., NeurIPS 2021,
 github.com/oveilleux/Realistic_Transductive_Few_Shot), on identical tasks and features.
 
-Tasks: `synthetic_features(seed=0)` (post-ReLU Gaussian clusters, d = 512), 5-way, 1-shot and 5-shot, 75 queries
-per task with Dirichlet(2) class proportions, `--n-tasks` tasks per shot (one batch, fixed seed). Each method is
+Tasks: `synthetic_features(seed=0)` (post-ReLU Gaussian clusters, d = 512), or the features of `--features FILE`, 5-way,
+1-shot and 5-shot, 75 queries (`--n-query` per class on average) per task with Dirichlet(2) class proportions, `--n-tasks` tasks per shot (one batch, fixed seed). Each method is
 warmed up on 20 tasks, then timed with `time.perf_counter` on the whole batch in one call; the features are
 gathered beforehand, for both implementations.
 
@@ -27,6 +27,7 @@ Usage:
     python tools/bench_solvers.py --reference DIR --impl reference --out ref.csv  # the reference only
     python tools/bench_solvers.py --impl ours --methods alpha-tim --n-tasks 10000 --device cuda   # on a GPU
     python tools/bench_solvers.py --methods tim,alpha-tim --patience 100    # + the opt-in stopping rule, against the exact iterates
+    python tools/bench_solvers.py --features ~/.cache/fewshot_nb/features/minimal1-....pt --n-query 5   # on real (Omniglot) features
     python tools/bench_solvers.py --scaling                                 # tasks/s vs tasks per call and feature dimension
 
 Output: a table on stdout and a tidy CSV (`--out`, default runs/bench_solvers.csv), one row per method, shot and
@@ -181,7 +182,7 @@ def _same(a, b) -> bool:
         return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
     return a == b
 
-def build_ours(name:str, base_mean, shot:int, ref_args, match:bool=True) -> tuple[object, list[str]]:
+def build_ours(name:str, base_mean, shot:int, ref_args, match:bool=True, meta_base=None) -> tuple[object, list[str]]:
     "Our solver `SOLVERS[name]` for `shot`, with the reference's hyper-parameters (`ref_args`) where they differ from our defaults."
     cls = SOLVERS[name]
     params = inspect.signature(cls.__init__).parameters
@@ -199,10 +200,12 @@ def build_ours(name:str, base_mean, shot:int, ref_args, match:bool=True) -> tupl
                              f"{desc} = {v!r}: using {v!r}")
                 kw[pname] = v
     solver = make_solver(name, **kw)
-    if isinstance(solver, MetaSolver):   # Versa, SIB: meta-trained (before the clock starts) on other classes of the same law
-        base = synthetic_features(n_classes=64, n_per_class=100, dim=len(base_mean), seed=1)[0]
-        solver.meta_fit(base, n_way=N_WAY, n_shot=shot, steps=300, seed=0)
-        notes.append(f"{name} {shot}-shot: meta-trained for 300 steps on 64 other synthetic classes")
+    if isinstance(solver, MetaSolver):   # Versa, SIB: meta-trained (before the clock starts) on base classes
+        if meta_base is None:            # synthetic features: other classes of the same law
+            meta_base = synthetic_features(n_classes=64, n_per_class=100, dim=len(base_mean), seed=1)[0]
+            notes.append(f"{name} {shot}-shot: meta-trained for 300 steps on 64 other synthetic classes")
+        else: notes.append(f"{name} {shot}-shot: meta-trained for 300 steps on the {meta_base.n_classes} base classes")
+        solver.meta_fit(meta_base, n_way=N_WAY, n_shot=shot, steps=300, seed=0)
     return solver, notes
 
 # ------------------------------------------------------------------------------------------- reference
@@ -327,6 +330,14 @@ def parse_args(argv=None):
                    help="instead: tasks/s of our solvers against the number of tasks per call (100 to 10,000, d = 512) and the "
                         "feature dimension (64 to 640, 1,000 tasks), 1-shot; writes --out and a log-log figure next to it")
     p.add_argument("--scaling-tasks", default="100,300,1000,3000,10000", help="with --scaling: comma list of tasks per call")
+    p.add_argument("--features", type=Path, default=None,
+                   help="test features: a FeatureSource file or a pretrained_features cache file (default: synthetic_features(seed=0))")
+    p.add_argument("--base-features", type=Path, default=None,
+                   help="with --features: base-class features (a FeatureSource file, or a torch file of their (d,) mean); "
+                        "a pretrained_features cache file carries its own")
+    p.add_argument("--n-query", type=int, default=N_QUERY,
+                   help=f"queries per class on average (default {N_QUERY}: {N_WAY * N_QUERY} per task); Dirichlet draws that ask "
+                        "for more items than a class has are redrawn")
     p.add_argument("--out", type=Path, default=None, help="CSV to write (default runs/bench_solvers.csv, or runs/bench_scaling.csv)")
     a = p.parse_args(argv)
     if a.out is None: a.out = ROOT / "runs" / ("bench_scaling.csv" if a.scaling else "bench_solvers.csv")
@@ -337,6 +348,10 @@ def parse_args(argv=None):
     if a.quick: a.n_tasks = 100
     if a.n_tasks < N_WARMUP: p.error(f"--n-tasks must be at least {N_WARMUP} (the warm-up batch), got {a.n_tasks}")
     if a.threads < 1: p.error(f"--threads must be >= 1, got {a.threads}")
+    if a.n_query < 1: p.error(f"--n-query must be >= 1, got {a.n_query}")
+    if a.features is not None and not a.features.is_file(): p.error(f"--features {a.features}: no such file")
+    if a.base_features is not None and a.features is None: p.error("--base-features goes with --features")
+    if a.base_features is not None and not a.base_features.is_file(): p.error(f"--base-features {a.base_features}: no such file")
     try: a.shots = [int(s) for s in str(a.shots).split(",") if s.strip()]
     except ValueError: p.error(f"--shots must be a comma list of integers, got {a.shots!r}")
     if not a.shots or min(a.shots) < 1: p.error(f"--shots must be positive integers, got {a.shots}")
@@ -354,6 +369,25 @@ def parse_args(argv=None):
         p.error(f"--reference {a.reference} has no src/methods/: pass a checkout of "
                 "github.com/oveilleux/Realistic_Transductive_Few_Shot")
     return a
+
+def bench_features(a) -> tuple:
+    "(test FeatureSource, base mean, base FeatureSource or None) from --features / --base-features, or the synthetic default."
+    if a.features is None:
+        src, base_mean = synthetic_features(seed=0)
+        return src, base_mean, None
+    from fewshot_nb.features import load_features, read_feature_cache, FeatureCacheError
+    from fewshot_nb.data.sources import FeatureSource
+    src, base_mean, record = load_features(a.features, a.base_features)
+    meta_base = None
+    try: meta_base = read_feature_cache(a.features, parts=True)["base"]   # a cache file of pretrained_features keeps its base features
+    except FeatureCacheError:
+        try: meta_base = FeatureSource.load(a.base_features) if a.base_features is not None else None
+        except Exception: meta_base = None   # a file of the base mean only
+    if base_mean is None:
+        raise SystemExit(f"--features {a.features} has no base features: pass --base-features FILE (several solvers centre on the base mean)")
+    print(f"features: {a.features} ({src}); base classes for meta-training: {'none' if meta_base is None else meta_base}")
+    if meta_base is None: print("  note: no base FeatureSource, so Versa and SIB meta-train on synthetic classes of the same dimension")
+    return src, base_mean, meta_base
 
 def _limit_blas(threads:int):
     "Limit the BLAS / OpenMP pools of NumPy and SciPy too (the reference computes partly in NumPy), if threadpoolctl is there."
@@ -373,7 +407,7 @@ def main(argv=None) -> pd.DataFrame:
     print(f"Reminder: time on an idle machine with OMP_WAIT_POLICY=PASSIVE "
           f"(it is {'set' if passive else 'NOT set'}; load average now {load:.2f} on {os.cpu_count()} CPUs).")
     print(f"torch {torch.__version__}, ours on {a.device}, {a.threads} threads, {a.n_tasks} tasks per shot, {N_WAY}-way, shots {a.shots}, "
-          f"{N_WAY * N_QUERY} queries per task (Dirichlet({DIRICHLET_A:g}) class counts), seed {a.seed}")
+          f"{N_WAY * a.n_query} queries per task (Dirichlet({DIRICHLET_A:g}) class counts), seed {a.seed}")
 
     methods = []
     for m in a.method_names:
@@ -383,7 +417,7 @@ def main(argv=None) -> pd.DataFrame:
         methods.append(m)
     if not methods: raise SystemExit("no method to run")
 
-    src, base_mean = synthetic_features(seed=0)
+    src, base_mean, meta_base = bench_features(a)
     feats = torch.as_tensor(src.feats)
     rows, paired, notes, failures = [], {}, [], []
     tmpdir = tempfile.TemporaryDirectory(prefix="bench_solvers_")
@@ -391,8 +425,8 @@ def main(argv=None) -> pd.DataFrame:
     ref_ctx = reference_patches(a.reference) if run_ref else contextlib.nullcontext(None)
     with _limit_blas(a.threads), ref_ctx as imp:
         for shot in a.shots:
-            sampler = EpisodeSampler(src, n_way=N_WAY, n_shot=shot, n_query=N_QUERY, query_dist="dirichlet",
-                                     dirichlet_a=DIRICHLET_A)
+            sampler = EpisodeSampler(src, n_way=N_WAY, n_shot=shot, n_query=a.n_query, query_dist="dirichlet",
+                                     dirichlet_a=DIRICHLET_A, on_cap="resample")
             batch = sampler.sample_batch(a.n_tasks, seed=a.seed * 1000 + shot)
             s, q = batch.gather(feats)
             warm = slice(0, N_WARMUP)
@@ -403,7 +437,7 @@ def main(argv=None) -> pd.DataFrame:
                 acc_ours = acc_ref = None
                 if run_ours:
                     try:
-                        solver, hp_notes = build_ours(m, base_mean, shot, ref_args(a.n_tasks), match=not a.our_defaults)
+                        solver, hp_notes = build_ours(m, base_mean, shot, ref_args(a.n_tasks), match=not a.our_defaults, meta_base=meta_base)
                         notes += hp_notes
                         for note in hp_notes: print("  note:", note)
                         dev = a.device   # inputs moved before the clock starts; the clock stops after the device is done

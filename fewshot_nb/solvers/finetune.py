@@ -6,7 +6,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/solvers/finetune.html.md"""
 
 # %% ../../nbs/solvers/32_finetune.ipynb #d7fe0c2b
 from __future__ import annotations
-import dataclasses
+import collections, dataclasses
 from concurrent.futures import ThreadPoolExecutor
 import torch
 import torch.nn.functional as F
@@ -15,8 +15,8 @@ from .base import Solver
 from . import losses
 
 # %% auto #0
-__all__ = ['SPACES', 'logit_grads', 'weight_grad', 'adam_fit', 'span_coordinates', 'GradientSolver', 'Baseline', 'BaselinePP',
-           'EntropyMin', 'TIM', 'AlphaTIM']
+__all__ = ['SPACES', 'logit_grads', 'weight_grad', 'adam_fit', 'adam_step', 'span_coordinates', 'GradientSolver', 'Baseline',
+           'BaselinePP', 'EntropyMin', 'TIM', 'AlphaTIM']
 
 # %% ../../nbs/solvers/32_finetune.ipynb #cced9f6c
 def _logit_grads_kn(
@@ -81,6 +81,17 @@ def adam_fit(
     W.grad = None
     return W
 
+from torch.optim.adam import adam as _adam   # the functional form of torch.optim.Adam's step
+
+def adam_step(W:torch.Tensor, lr:float, betas=(0.9, 0.999), eps:float=1e-8):
+    "A function `(W, grad, exp_avg, exp_avg_sq)` that does in place the Adam step of `adam_fit`'s optimiser, with moments kept outside it."
+    fused = W.device.type in ("cpu", "cuda") and W.dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+    count = torch.zeros((), dtype=torch.float32, device=W.device if fused else "cpu")   # torch.optim.Adam's step counter
+    def step(W, g, m, v):
+        _adam([W], [g], [m], [v], [], [count], fused=fused or None, foreach=None if fused else False,
+                              amsgrad=False, beta1=betas[0], beta2=betas[1], lr=lr, weight_decay=0.0, eps=eps, maximize=False)
+    return step
+
 # %% ../../nbs/solvers/32_finetune.ipynb #93296ed1
 SPACES = ("full", "span")
 
@@ -99,7 +110,7 @@ class GradientSolver(Solver):
     "Class weights initialised at the support means and fitted per task by Adam on a closed-form gradient."
     steps, lr, weights, alpha = 100, 1e-3, (1.0, 0.0, 0.0), None
     def __init__(self, steps:int|None=None, lr:float|None=None, weights=None, norm:str="l2", tau:float=15.0,
-                 space:str="full", base_mean=None, patience:int|None=None, check_every:int=10):
+                 space:str="full", base_mean=None, patience:int|None=None, check_every:int=10, projection:float|None=2.0):
         super().__init__(norm, tau, base_mean)
         if space not in SPACES: raise ValueError(f"space must be one of {SPACES}, got {space!r}")
         self.steps = int(self.steps if steps is None else steps)
@@ -112,10 +123,12 @@ class GradientSolver(Solver):
         if patience is not None and not (isinstance(patience, int) and patience >= 1):
             raise ValueError(f"patience must be None (all `steps` steps, the reference's iterates) or a number of steps >= 1, got {patience!r}")
         if not (isinstance(check_every, int) and check_every >= 1): raise ValueError(f"check_every must be an integer >= 1, got {check_every!r}")
-        self.patience, self.check_every = patience, check_every
+        if projection is not None and not (isinstance(projection, (int, float)) and not isinstance(projection, bool) and projection > 0):
+            raise ValueError(f"projection must be None (stop on settled predictions alone) or a safety factor > 0, got {projection!r}")
+        self.patience, self.check_every, self.projection = patience, check_every, None if projection is None else float(projection)
 
     def hparams(self): return dict(steps=self.steps, lr=self.lr, weights=self.weights, alpha=self.alpha,
-                                   space=self.space, **({} if self.patience is None else dict(patience=self.patience, check_every=self.check_every)),
+                                   space=self.space, **({} if self.patience is None else dict(patience=self.patience, check_every=self.check_every, projection=self.projection)),
                                    **super().hparams())
 
     def objective(self,
@@ -167,26 +180,32 @@ class GradientSolver(Solver):
         return self.fit_until_stable(W0, Z, Zq, onehot_t, qm, t.query_mask)[0], Zq
 
     def fit_until_stable(self, W0, Z, Zq, onehot_t, qm, query_mask) -> tuple[torch.Tensor, torch.Tensor]:
-        "Adam as in `fit`, each task stopped once its query predictions have not changed for `patience` steps; (weights, steps per task)."
-        T = len(W0)
+        "Adam as in `fit`, each task stopped once its query predictions have settled (`patience`, `projection`); (weights, steps per task)."
+        T, every = len(W0), self.check_every
         W, steps_done = W0.detach().clone(), torch.full((T,), self.steps, dtype=torch.long)
         active, stable = torch.arange(T, device=W.device), torch.zeros(T, dtype=torch.long, device=W.device)
         finished = torch.zeros(T, dtype=torch.bool, device=W.device)   # stopped, still in the batch until it is compacted
         Wa, m, v = W.clone(), torch.zeros_like(W), torch.zeros_like(W)
         Za, Zqa, oa, qma, qmask = Z, Zq, onehot_t, qm, query_mask
-        predict = lambda Wx, Zqx, mx: distance_logits(Zqx, Wx, self.tau).argmax(-1).masked_fill_(~mx, -1)   # padded queries: -1
-        prev, grad, step = predict(Wa, Zqa, qmask), self.loss_grad(Za, oa, qma), 0
-        (b1, b2), eps = (0.9, 0.999), 1e-8
+        def predict(Wx, Zqx, mx):   # logits (T, n_query, K) and predictions (padded queries: -1)
+            lg = distance_logits(Zqx, Wx, self.tau)
+            return lg, lg.argmax(-1).masked_fill_(~mx, -1)
+        logits, prev = predict(Wa, Zqa, qmask)
+        history = collections.deque([(0, logits)], maxlen=-(-self.patience // every) + 1)   # (step, logits) of the last checks
+        grad, step = self.loss_grad(Za, oa, qma), 0
+        adam = adam_step(Wa, self.lr)
         while step < self.steps and not finished.all():
-            n = min(self.check_every, self.steps - step)
-            for _ in range(n):   # Adam's update, as torch.optim.Adam computes it
+            n = min(every, self.steps - step)
+            for _ in range(n):   # the step of `adam_fit`, on moments that can be dropped with their tasks
                 step += 1
-                g = grad(Wa)
-                m.lerp_(g, 1 - b1); v.mul_(b2).addcmul_(g, g, value=1 - b2)
-                Wa.addcdiv_(m, (v.sqrt() / (1 - b2 ** step) ** 0.5).add_(eps), value=-self.lr / (1 - b1 ** step))
-            pred = predict(Wa, Zqa, qmask)
+                adam(Wa, grad(Wa), m, v)
+            logits, pred = predict(Wa, Zqa, qmask)
+            history.append((step, logits))
             stable = torch.where((pred == prev).all(1), stable + n, 0)
             done = (stable >= self.patience) & ~finished
+            if self.projection is not None and done.any():   # ... and no prediction is on course to flip before `steps`
+                s0, old = next((s, x) for s, x in history if step - s <= max(self.patience, every))
+                if step > s0: done &= ~self._flip_ahead(logits, old, pred, qmask, (step - s0), self.steps - step)
             if done.any():   # keep the weights of tasks that finish now
                 W[active[done]], steps_done[active[done].cpu()] = Wa[done], step
                 finished |= done
@@ -194,10 +213,19 @@ class GradientSolver(Solver):
                 keep = ~finished                        # (dropping them costs a copy of the features; not worth it for a few)
                 active, stable, Wa, m, v, pred, finished = active[keep], stable[keep], Wa[keep], m[keep], v[keep], pred[keep], finished[keep]
                 Za, Zqa, oa, qma, qmask = Za[keep], Zqa[keep], oa[keep], qma[keep], qmask[keep]
+                history = collections.deque([(s, x[keep]) for s, x in history], maxlen=history.maxlen)
                 grad = self.loss_grad(Za, oa, qma)
             prev = pred
         W[active[~finished]] = Wa[~finished]
         return W, steps_done
+
+    def _flip_ahead(self, logits, old, pred, qmask, dt:int, remaining:int) -> torch.Tensor:
+        "(n_tasks,) True where a query's winning logit gap, shrinking at `projection` x its rate over the last `dt` steps, closes within `remaining` steps."
+        c = pred.clamp_min(0).unsqueeze(-1)                                   # (T, n_query, 1) the predicted class
+        gap, gap_old = logits.gather(-1, c) - logits, old.gather(-1, c) - old   # (T, n_query, K) >= 0 now
+        ahead = gap + self.projection * ((gap - gap_old) / dt).clamp(max=0) * remaining
+        closes = (ahead <= 0) & ~F.one_hot(c.squeeze(-1), logits.shape[-1]).bool() & qmask.unsqueeze(-1)
+        return closes.flatten(1).any(1)
 
     min_chunk = 32   # tasks per CPU worker thread, at least
 
@@ -205,7 +233,9 @@ class GradientSolver(Solver):
         "`fit`, on the CPU split into chunks of tasks fitted by `torch.get_num_threads()` threads with one intra-op thread each."
         n_thr = torch.get_num_threads()
         if t.support.device.type != "cpu" or n_thr < 2 or t.n_tasks < 2 * self.min_chunk: return self.fit(t)
-        size = max(self.min_chunk, -(-t.n_tasks // (3 * n_thr)))
+        # three chunks per thread balance the load; with the stopping rule, one per thread: each chunk's stragglers
+        # run to the end at a cost per step that barely falls with the batch, so fewer chunks pay it fewer times
+        size = max(self.min_chunk, -(-t.n_tasks // ((3 if self.patience is None else 1) * n_thr)))
         fields = [f.name for f in dataclasses.fields(t) if f.name != "n_way"]
         parts = [dataclasses.replace(t, **{k: getattr(t, k)[i:i + size] for k in fields}) for i in range(0, t.n_tasks, size)]
         def work(part):
@@ -262,8 +292,8 @@ class AlphaTIM(GradientSolver):
     name, transductive = "alpha-tim", True
     steps, lr, weights = 1000, 1e-4, (1.0, 1.0, 1.0)
     def __init__(self, alpha:float=5.0, steps=None, lr=None, weights=None, norm="l2", tau=15.0, space="full", base_mean=None,
-                 patience=None, check_every=10):
+                 patience=None, check_every=10, projection=2.0):
         if not (isinstance(alpha, (int, float)) and alpha > 0 and alpha != 1):
             raise ValueError(f"alpha must be a positive number other than 1 (α = 1 is TIM), got {alpha!r}")
         self.alpha = float(alpha)
-        super().__init__(steps, lr, weights, norm, tau, space, base_mean, patience, check_every)
+        super().__init__(steps, lr, weights, norm, tau, space, base_mean, patience, check_every, projection)
