@@ -69,3 +69,13 @@ def test_bench_on_features_from_a_file(tmp_path):
     with pytest.raises(SystemExit, match="no base features"):   # simpleshot centres on the base mean: it must be given
         bench.main(["--n-tasks", "40", "--methods", "protonet", "--impl", "ours", "--shots", "1", "--threads", "1",
                     "--features", str(tmp_path/"feats.pt"), "--out", str(tmp_path/"c.csv")])
+
+
+def test_bench_scaling_replot(tmp_path):
+    "--scaling --replot redraws the figure from the CSV without timing anything, and says so when there is no CSV."
+    out = tmp_path/"scaling.csv"
+    with pytest.raises(SystemExit, match="no table"): bench.main(["--scaling", "--replot", "--out", str(out)])
+    pd.DataFrame(dict(axis=["n_tasks", "n_tasks", "dim"], method="tim", n_tasks=[100, 1000, 1000], dim=[512, 512, 64], device="cpu",
+                      threads=2, seconds=1.0, tasks_per_s=[18.0, 34.0, 150.0])).to_csv(out, index=False)
+    df = bench.main(["--scaling", "--replot", "--out", str(out)])
+    assert len(df) == 3 and out.with_suffix(".png").stat().st_size > 0

@@ -29,6 +29,7 @@ Usage:
     python tools/bench_solvers.py --methods tim,alpha-tim --patience 100    # + the opt-in stopping rule, against the exact iterates
     python tools/bench_solvers.py --features ~/.cache/fewshot_nb/features/minimal1-....pt --n-query 5   # on real (Omniglot) features
     python tools/bench_solvers.py --scaling                                 # tasks/s vs tasks per call and feature dimension
+    python tools/bench_solvers.py --scaling --replot                        # its figure again, from runs/bench_scaling.csv
 
 Output: a table on stdout and a tidy CSV (`--out`, default runs/bench_solvers.csv), one row per method, shot and
 implementation: method, shot, impl ('fewshot_nb' or 'reference'), device, n_tasks, seconds, tasks_per_s, acc_mean,
@@ -329,6 +330,7 @@ def parse_args(argv=None):
     p.add_argument("--scaling", action="store_true",
                    help="instead: tasks/s of our solvers against the number of tasks per call (100 to 10,000, d = 512) and the "
                         "feature dimension (64 to 640, 1,000 tasks), 1-shot; writes --out and a log-log figure next to it")
+    p.add_argument("--replot", action="store_true", help="with --scaling: redraw the figure from the CSV at --out, timing nothing")
     p.add_argument("--scaling-tasks", default="100,300,1000,3000,10000", help="with --scaling: comma list of tasks per call")
     p.add_argument("--features", type=Path, default=None,
                    help="test features: a FeatureSource file or a pretrained_features cache file (default: synthetic_features(seed=0))")
@@ -516,8 +518,13 @@ def report(df:pd.DataFrame, paired:dict) -> pd.DataFrame:
 
 def scaling(a) -> pd.DataFrame:
     "Tasks/s of our solvers (their defaults) against the tasks per call and the feature dimension, 1-shot Dirichlet tasks."
-    import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
-    from fewshot_nb.core import atomic_write
+    if a.replot:   # the figure again, from the CSV of an earlier run: nothing is timed
+        if not a.out.is_file(): raise SystemExit(f"--replot: no table at {a.out}; run --scaling first (or pass --out CSV)")
+        df = pd.read_csv(a.out)
+        threads = f"{df.threads.iloc[0]} threads, " if "threads" in df else ""
+        scaling_figure(df, a.out.with_suffix(".png"), f"5-way 1-shot, {N_WAY * N_QUERY} Dirichlet queries, {threads}{df.device.iloc[0]}")
+        print(f"wrote {a.out.with_suffix('.png')}")
+        return df
     grid = [("n_tasks", n, 512) for n in a.scaling_tasks] + [("dim", min(1000, max(a.scaling_tasks)), d) for d in (64, 128, 256, 512, 640)]
     rows, feats = [], {}
     for axis, n, d in grid:
@@ -533,24 +540,36 @@ def scaling(a) -> pd.DataFrame:
             sync = torch.cuda.synchronize if a.device.type == "cuda" else (lambda: None)
             sync(); t0 = time.perf_counter(); solver(s, batch.support_labels.to(a.device), q, **kw); sync()
             secs = time.perf_counter() - t0
-            rows.append(dict(axis=axis, method=m, n_tasks=n, dim=d, device=str(a.device), seconds=secs, tasks_per_s=n / secs))
+            rows.append(dict(axis=axis, method=m, n_tasks=n, dim=d, device=str(a.device), threads=a.threads, seconds=secs, tasks_per_s=n / secs))
             print(f"{axis:>7} {m:>13} n_tasks {n:6d} d {d:4d} {n / secs:10.1f} tasks/s", flush=True)
     df = pd.DataFrame(rows)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     save_csv(df, a.out)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), dpi=100)
-    for ax, (axis, x) in zip(axes, (("n_tasks", "n_tasks"), ("dim", "dim"))):
-        for m, g in df[df.axis == axis].groupby("method", sort=False): ax.plot(g[x], g.tasks_per_s, marker="o", ms=3, label=m)
-        ax.set_xscale("log"); ax.set_yscale("log"); ax.set_ylabel("tasks / s")
-        ax.set_xlabel("tasks per call (d = 512)" if axis == "n_tasks" else "feature dimension (1,000 tasks)")
-    axes[0].legend(fontsize=7, ncol=2); fig.suptitle(f"5-way 1-shot, {N_WAY * N_QUERY} Dirichlet queries, {a.threads} threads, {a.device}")
-    plt.tight_layout()
-    with atomic_write(a.out.with_suffix(".png")) as tmp: fig.savefig(tmp, format="png")
+    scaling_figure(df, a.out.with_suffix(".png"), f"5-way 1-shot, {N_WAY * N_QUERY} Dirichlet queries, {a.threads} threads, {a.device}")
     table = df.pivot_table(index="method", columns=["axis", "n_tasks", "dim"], values="tasks_per_s", sort=False)
     print(table.round(1).to_string())
     print(f"\nwrote {a.out} and {a.out.with_suffix('.png')}")
     df.attrs.update(failures=[])
     return df
+
+def scaling_figure(df:pd.DataFrame, path:Path, title:str):
+    "The log-log figure of a scaling table: tasks/s against tasks per call (left) and feature dimension (right), a line per method."
+    import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt, matplotlib.ticker
+    from fewshot_nb.core import atomic_write
+    methods = list(dict.fromkeys(df.method))
+    colours, styles = plt.get_cmap("tab20").colors, ("-", "--", ":")
+    look = {m: dict(color=colours[(2 * i) % 20 + (i // 10) % 2], ls=styles[i % 3], marker="os^Dv"[i % 5]) for i, m in enumerate(methods)}
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), dpi=100)
+    for ax, axis in zip(axes, ("n_tasks", "dim")):
+        for m, g in df[df.axis == axis].groupby("method", sort=False): ax.plot(g[axis], g.tasks_per_s, ms=3, lw=1.2, label=m, **look[m])
+        ax.set_xscale("log"); ax.set_yscale("log"); ax.set_ylabel("tasks / s"); ax.grid(alpha=0.3, which="both", lw=0.4)
+        ax.set_xlabel("tasks per call (d = 512)" if axis == "n_tasks" else "feature dimension (1,000 tasks per call)")
+        ticks = sorted(df[df.axis == axis][axis].unique())
+        ax.set_xticks(ticks, [f"{t:,}" for t in ticks]); ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    axes[1].legend(fontsize=7, ncol=1, loc="center left", bbox_to_anchor=(1.01, 0.5)); fig.suptitle(title)
+    plt.tight_layout()
+    with atomic_write(path) as tmp: fig.savefig(tmp, format="png")
+    plt.close(fig)
 
 if __name__ == "__main__":
     df = main()
