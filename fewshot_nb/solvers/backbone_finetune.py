@@ -7,6 +7,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/solvers/backbone_finetune.html.md"
 # %% ../../nbs/solvers/37_backbone_finetune.ipynb #e0552fd3
 from __future__ import annotations
 import copy
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 import numpy as np
 import torch, torch.nn as nn, torch.nn.functional as F
@@ -25,7 +26,7 @@ __all__ = ['BN_MODES', 'FinetuneNorm', 'finetune_copy', 'norm_mode', 'image_tens
 BN_MODES = ("batch", "frozen")
 
 class FinetuneNorm(nn.Module):
-    "Batch normalisation for per-task fine-tuning, from plain tensor ops: the input's own statistics ('batch') or frozen running statistics ('frozen')."
+    "Batch normalisation for per-task fine-tuning that updates no running statistics: the input's own statistics ('batch') or frozen running ones ('frozen')."
     def __init__(self,
                  bn:nn.modules.batchnorm._BatchNorm, # the layer it replaces: its affine parameters and running statistics are copied
                  mode:str="batch",                   # 'batch': statistics of the input at hand; 'frozen': the running statistics
@@ -42,13 +43,10 @@ class FinetuneNorm(nn.Module):
         self.register_buffer("running_var", None if bn.running_var is None else bn.running_var.detach().clone())
 
     def forward(self, x:torch.Tensor) -> torch.Tensor: # (n, C, ...) -> same shape
-        shape = (1, -1) + (1,) * (x.ndim - 2)
+        # torch's fused kernel: with no running statistics to update it is a pure function, and vmap batches it
         if self.mode == "batch" or self.running_mean is None:
-            dims = [0] + list(range(2, x.ndim))
-            mean = x.mean(dims, keepdim=True)
-            var = (x - mean).pow(2).mean(dims, keepdim=True)     # biased, as BatchNorm normalises with
-        else: mean, var = self.running_mean.view(shape), self.running_var.view(shape)
-        return (x - mean) * torch.rsqrt(var + self.eps) * self.weight.view(shape) + self.bias.view(shape)
+            return F.batch_norm(x, None, None, self.weight, self.bias, training=True, eps=self.eps)   # biased variance, as BatchNorm
+        return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias, training=False, eps=self.eps)
 
     def extra_repr(self): return f"{self.num_features}, mode={self.mode!r}, eps={self.eps}"
 
@@ -225,15 +223,38 @@ class EntropyMinFinetune:
         out = torch.full((T, nq, n_way), 1 / n_way)
         ns_real, nq_real = sm.sum(1), qm.sum(1)
         keys = torch.stack([ns_real, nq_real], 1)
+        jobs = []   # (tasks, their support and query positions): chunks of tasks with equal numbers of real items
         for k in torch.unique(keys, dim=0):
             idx = torch.nonzero((keys == k).all(1)).flatten()
             so, qo = _real_first(sm[idx], int(k[0])), _real_first(qm[idx], int(k[1]))
-            for i in range(0, len(idx), self.chunk):
-                j, s_o, q_o = idx[i:i + self.chunk], so[i:i + self.chunk], qo[i:i + self.chunk]
-                take = lambda x, o: x[j.to(x.device).unsqueeze(1), o.to(x.device)]
-                xs, ys, xq = take(support, s_o).to(dev), take(labels, s_o).to(dev), take(query, q_o).to(dev)
-                out[j.unsqueeze(1), q_o] = self.logits(xs, ys, xq, n_way).softmax(-1).cpu()
+            jobs += [(idx[i:i + self.chunk], so[i:i + self.chunk], qo[i:i + self.chunk]) for i in range(0, len(idx), self.chunk)]
+        def run(method, job):
+            j, s_o, q_o = job
+            take = lambda x, o: x[j.to(x.device).unsqueeze(1), o.to(x.device)]
+            xs, ys, xq = take(support, s_o).to(dev), take(labels, s_o).to(dev), take(query, q_o).to(dev)
+            return method.logits(xs, ys, xq, n_way).softmax(-1).cpu()
+        n_thr = torch.get_num_threads()
+        vm = self.batch_tasks if self.batch_tasks != "auto" else dev.type == "cuda"
+        if dev.type == "cpu" and not vm and n_thr > 1 and len(jobs) > 1:
+            # The small convolutions of one task keep one core busy at best: fine-tune chunks side by side instead, a
+            # thread per core with one intra-op thread each. `functional_call` swaps a module's parameters while it
+            # runs, so every thread fine-tunes through its own copy of the network.
+            workers = [self] + [self._clone() for _ in range(min(n_thr, len(jobs)) - 1)]
+            def work(w):
+                torch.set_num_threads(1)   # this worker only: with OpenMP the thread count belongs to the calling thread
+                return [run(workers[w], job) for job in jobs[w::len(workers)]]
+            try:
+                with ThreadPoolExecutor(len(workers)) as ex: parts = list(ex.map(work, range(len(workers))))
+            finally: torch.set_num_threads(n_thr)
+            probs = [parts[i % len(workers)][i // len(workers)] for i in range(len(jobs))]
+        else: probs = [run(self, job) for job in jobs]
+        for (j, _, q_o), p in zip(jobs, probs): out[j.unsqueeze(1), q_o] = p
         return out
+
+    def _clone(self) -> "EntropyMinFinetune":
+        "The same method with its own copy of the network (for a worker thread)."
+        c = copy.copy(self); c.net = copy.deepcopy(self.net)
+        return c
 
     def solve_batch(self,
                     images,             # (n_items, C, H, W) images the tasks index (see `image_tensor`)
