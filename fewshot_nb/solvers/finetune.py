@@ -64,6 +64,10 @@ def weight_grad(G:torch.Tensor, Z:torch.Tensor, W:torch.Tensor, tau:float) -> to
     return _weight_grad_kn(G.transpose(1, 2), Z, W, tau)
 
 # %% ../../nbs/solvers/32_finetune.ipynb #6bdc7658
+def _fusable(W:torch.Tensor) -> bool:
+    "Whether torch's fused Adam kernel takes `W` (what `adam_fit` and `adam_step` both use where it does)."
+    return W.device.type in ("cpu", "cuda") and W.dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
 def adam_fit(
     W:torch.Tensor,       # (n_tasks, K, d) initial weights (not modified)
     grad_fn,              # W -> (n_tasks, K, d) gradient of the summed per-task losses
@@ -73,8 +77,7 @@ def adam_fit(
 ) -> torch.Tensor:        # (n_tasks, K, d) weights after `steps` steps
     "Run `steps` steps of Adam from `W` with gradients from `grad_fn`, on a copy of `W`."
     W = W.detach().clone()
-    fused = W.device.type in ("cpu", "cuda") and W.dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64)
-    opt = torch.optim.Adam([W], lr=lr, betas=betas, eps=eps, fused=fused or None)
+    opt = torch.optim.Adam([W], lr=lr, betas=betas, eps=eps, fused=_fusable(W) or None)
     for _ in range(steps):
         W.grad = grad_fn(W)
         opt.step()
@@ -85,11 +88,11 @@ from torch.optim.adam import adam as _adam   # the functional form of torch.opti
 
 def adam_step(W:torch.Tensor, lr:float, betas=(0.9, 0.999), eps:float=1e-8):
     "A function `(W, grad, exp_avg, exp_avg_sq)` that does in place the Adam step of `adam_fit`'s optimiser, with moments kept outside it."
-    fused = W.device.type in ("cpu", "cuda") and W.dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+    fused = _fusable(W)
     count = torch.zeros((), dtype=torch.float32, device=W.device if fused else "cpu")   # torch.optim.Adam's step counter
     def step(W, g, m, v):
         _adam([W], [g], [m], [v], [], [count], fused=fused or None, foreach=None if fused else False,
-                              amsgrad=False, beta1=betas[0], beta2=betas[1], lr=lr, weight_decay=0.0, eps=eps, maximize=False)
+              amsgrad=False, beta1=betas[0], beta2=betas[1], lr=lr, weight_decay=0.0, eps=eps, maximize=False)
     return step
 
 # %% ../../nbs/solvers/32_finetune.ipynb #93296ed1
