@@ -42,6 +42,7 @@ def main():
     ap.add_argument("--holdout", type=int, default=0, help="characters per alphabet held out for validation (weak split)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--save", default=None, help="write the backbone's final weights here (for ensembles)")
     a = ap.parse_args()
 
     seed_everything(a.seed)
@@ -90,6 +91,9 @@ def main():
         tr.fit(until=stop)
         t_train += time.perf_counter() - t0
         evaluate(stop)
+    if a.save:
+        from fewshot_nb.core import atomic_write
+        with atomic_write(a.save) as tmp: torch.save(tr.method.backbone.state_dict(), tmp)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,78 @@
+"""Learning curves of a one-shot generative model on the generation bench: diversity and recognizability every few epochs.
+
+Trains one model of `fewshot_nb.bench.generation.GENERATIVE_MODELS` on the bench's training characters and, at each
+epoch listed in `--at`, draws 20 samples from the prototype of every test class and scores them with the released
+critics (the bench's fixed recognizability tasks). One CSV row per evaluation (epoch, step, training seconds, loss,
+diversity and recognizability with their 95% half-widths over classes); the model is checkpointed at each evaluation,
+so an interrupted run resumes where it stopped.
+
+    FEWSHOT_DATA=../shared/data python tools/gen_curves.py --model vae_ns --beta 1 --at 5 10 20 40 --out runs/gen_curves/ns_b1.csv
+"""
+from __future__ import annotations
+import argparse, json, time
+from pathlib import Path
+import numpy as np, pandas as pd, torch
+
+from fewshot_nb.core import seed_everything, save_csv
+from fewshot_nb.bench.generation import GenerationBench, make_generative_model, training_recipe, summarise_scores
+from fewshot_nb.generation.base import generate_samples
+from fewshot_nb.data.augment import Distorted
+from fewshot_nb.training.trainer import Trainer
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", default="vae_ns")
+    ap.add_argument("--preset", default="small", choices=["small", "paper"])
+    ap.add_argument("--beta", type=float, default=None, help="beta of the VAE-like models")
+    ap.add_argument("--kwargs", default="{}", help="other constructor arguments, as JSON")
+    ap.add_argument("--at", type=float, nargs="+", required=True, help="epochs at which to evaluate")
+    ap.add_argument("--horizon", type=float, default=None, help="epochs the trainer is configured for (default: the last of --at); "
+                    "runs with the same horizon resume each other's checkpoint, so a curve can be extended")
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--lr", type=float, default=None)
+    ap.add_argument("--schedule", default=None, choices=[None, "cosine", "step"])
+    ap.add_argument("--image-size", type=int, default=28)
+    ap.add_argument("--rotations", action="store_true", help="the 90/180/270-degree rotations as new training classes")
+    ap.add_argument("--distort", type=float, default=0.0, help="random affine distortion of the training images: max degrees (shift scales with it)")
+    ap.add_argument("--n-per-class", type=int, default=500)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+
+    seed_everything(a.seed)
+    bench = GenerationBench(image_size=a.image_size, n_per_class=a.n_per_class, seed=0, rotations=a.rotations)
+    kw = json.loads(a.kwargs) | ({} if a.beta is None else dict(beta=a.beta))
+    torch.manual_seed(a.seed)
+    m = make_generative_model(a.model, a.preset, image_size=a.image_size, **kw)
+    src = m.batches(bench.train, a.batch_size)
+    if a.distort: src = Distorted(src, degrees=a.distort, translate=(a.distort / 5, a.distort / 5), scale=(0.9, 1.1))
+    per_epoch = src.steps_per_epoch * getattr(m, "cycle", 1) if a.model.startswith("dagan") else src.steps_per_epoch
+    stops = [max(1, int(round(e * per_epoch))) for e in a.at]
+    recipe = training_recipe(a.model, a.preset) | ({} if a.lr is None else dict(lr=a.lr))
+    ck = Path(a.out).with_suffix(".pt")
+    horizon = max(stops[-1], int(round((a.horizon or 0) * per_epoch)))
+    tr = Trainer(m, src, n_steps=horizon, seed=a.seed, checkpoint=ck, device="cpu", progress=False, schedule=a.schedule, **recipe)
+    n_params = sum(p.numel() for p in m.parameters())
+    print(f"{a.model} ({n_params / 1e6:.2f} M parameters), {per_epoch} steps per epoch, evaluating at steps {stops}", flush=True)
+    out = Path(a.out)
+    rows = pd.read_csv(out).to_dict("records") if out.exists() else []
+    done = {r["step"] for r in rows}
+    for e, stop in zip(a.at, stops):
+        if stop in done: continue
+        t0 = time.perf_counter()
+        tr.fit(until=stop)
+        t_train = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        scores = bench.evaluate(generate_samples(m, bench.prototypes(), bench.n_samples, seed=0))
+        pt = summarise_scores(scores)
+        last = {k: v for k, v in tr.history[-1].items() if k not in ("step", "train_acc", "lr", "images_per_s")}   # means since the last row
+        row = dict(model=a.model, beta=a.beta, epoch=e, step=stop, train_s=round(t_train, 1), eval_s=round(time.perf_counter() - t0, 1),
+                   diversity=pt["diversity"], diversity_hw=pt["diversity_hw"],
+                   recognizability=pt["recognizability"], recognizability_hw=pt["recognizability_hw"], **last)
+        rows.append(row); print(row, flush=True)
+        save_csv(pd.DataFrame(rows), out)
+
+
+if __name__ == "__main__":
+    main()
