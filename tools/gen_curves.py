@@ -7,6 +7,7 @@ diversity and recognizability with their 95% half-widths over classes); the mode
 so an interrupted run resumes where it stopped.
 
     FEWSHOT_DATA=../shared/data python tools/gen_curves.py --model vae_ns --beta 1 --at 5 10 20 40 --out runs/gen_curves/ns_b1.csv
+    python tools/gen_curves.py --plot runs/gen_curves   # one figure of every CSV there: runs/gen_curves/curves.png
 """
 from __future__ import annotations
 import argparse, json, time
@@ -20,13 +21,33 @@ from fewshot_nb.data.augment import Distorted
 from fewshot_nb.training.trainer import Trainer
 
 
+def plot(folder:Path):
+    "Recognizability and diversity against optimiser steps, one line per CSV of `folder`, written to `folder/curves.png`."
+    import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    from fewshot_nb.core import atomic_write
+    files = sorted(folder.glob("*.csv"))
+    if not files: raise SystemExit(f"no CSV in {folder}")
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), dpi=100)
+    for i, f in enumerate(files):
+        d = pd.read_csv(f)
+        style = dict(color=plt.cm.tab20(i % 20), ls=["-", "--", ":", "-."][i // 20 % 4], marker="o", ms=3, label=f.stem)
+        axes[0].plot(d.step, 100 * d.recognizability, **style); axes[1].plot(d.step, d.diversity, **style)
+    axes[0].set_ylabel("recognizability (%)"); axes[1].set_ylabel("diversity (Eq. 2)")
+    for ax in axes: ax.set_xlabel("optimiser steps (epochs differ with the data: see the CSVs)"); ax.set_xscale("log"); ax.tick_params(labelsize=9)
+    axes[1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    plt.tight_layout()
+    with atomic_write(folder / "curves.png") as tmp: fig.savefig(tmp, format="png")
+    print(folder / "curves.png")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--plot", type=Path, default=None, help="only plot the CSVs of this folder")
     ap.add_argument("--model", default="vae_ns")
     ap.add_argument("--preset", default="small", choices=["small", "paper"])
     ap.add_argument("--beta", type=float, default=None, help="beta of the VAE-like models")
     ap.add_argument("--kwargs", default="{}", help="other constructor arguments, as JSON")
-    ap.add_argument("--at", type=float, nargs="+", required=True, help="epochs at which to evaluate")
+    ap.add_argument("--at", type=float, nargs="+", help="epochs at which to evaluate")
     ap.add_argument("--horizon", type=float, default=None, help="epochs the trainer is configured for (default: the last of --at); "
                     "runs with the same horizon resume each other's checkpoint, so a curve can be extended")
     ap.add_argument("--batch-size", type=int, default=32)
@@ -37,8 +58,10 @@ def main():
     ap.add_argument("--distort", type=float, default=0.0, help="random affine distortion of the training images: max degrees (shift scales with it)")
     ap.add_argument("--n-per-class", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out")
     a = ap.parse_args()
+    if a.plot is not None: return plot(a.plot)
+    if not a.at or not a.out: ap.error("--at and --out are needed to train (or give --plot FOLDER)")
 
     seed_everything(a.seed)
     bench = GenerationBench(image_size=a.image_size, n_per_class=a.n_per_class, seed=0, rotations=a.rotations)
