@@ -23,7 +23,7 @@ from fewshot_nb.training.trainer import Trainer
 
 def plot(folder:Path):
     "Recognizability and diversity against optimiser steps, one line per CSV of `folder`, written to `folder/curves.png`."
-    import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    import matplotlib, matplotlib.ticker; matplotlib.use("Agg"); import matplotlib.pyplot as plt
     from fewshot_nb.core import atomic_write
     files = sorted(folder.glob("*.csv"))
     if not files: raise SystemExit(f"no CSV in {folder}")
@@ -33,7 +33,9 @@ def plot(folder:Path):
         style = dict(color=plt.cm.tab20(i % 20), ls=["-", "--", ":", "-."][i // 20 % 4], marker="o", ms=3, label=f.stem)
         axes[0].plot(d.step, 100 * d.recognizability, **style); axes[1].plot(d.step, d.diversity, **style)
     axes[0].set_ylabel("recognizability (%)"); axes[1].set_ylabel("diversity (Eq. 2)")
-    for ax in axes: ax.set_xlabel("optimiser steps (epochs differ with the data: see the CSVs)"); ax.set_xscale("log"); ax.tick_params(labelsize=9)
+    for ax in axes:
+        ax.set_xlabel("optimiser steps (epochs differ with the data: see the CSVs)"); ax.set_xscale("log"); ax.tick_params(labelsize=9)
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     axes[1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
     plt.tight_layout()
     with atomic_write(folder / "curves.png") as tmp: fig.savefig(tmp, format="png")
