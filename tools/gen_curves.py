@@ -42,7 +42,7 @@ def plot(folder:Path):
     print(folder / "curves.png")
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--plot", type=Path, default=None, help="only plot the CSVs of this folder")
     ap.add_argument("--model", default="vae_ns")
@@ -61,7 +61,7 @@ def main():
     ap.add_argument("--n-per-class", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     if a.plot is not None: return plot(a.plot)
     if not a.at or not a.out: ap.error("--at and --out are needed to train (or give --plot FOLDER)")
 

@@ -1,0 +1,33 @@
+"""tools/gen_curves.py: a learning curve of a generative model, scored on the generation bench, resumable and extendable."""
+import importlib.util, sys
+from pathlib import Path
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("gen_curves", ROOT/"tools"/"gen_curves.py")
+gc = importlib.util.module_from_spec(_spec)
+sys.modules["gen_curves"] = gc
+_spec.loader.exec_module(gc)
+
+
+def test_curve_is_written_resumed_and_extended(tmp_path):
+    out = tmp_path/"ns.csv"
+    args = ["--model", "vae_ns", "--beta", "1", "--n-per-class", "20", "--horizon", "1", "--out", str(out)]
+    gc.main(args + ["--at", "0.2", "0.4"])
+    first = pd.read_csv(out)
+    assert list(first.epoch) == [0.2, 0.4] and list(first.step) == [5, 11]   # 27 steps an epoch (32 sets of 5 images)
+    assert first.recognizability.between(0, 1).all() and (first.diversity > 0).all() and first.nll.notna().all()
+    assert out.with_suffix(".pt").exists()
+    gc.main(args + ["--at", "0.2", "0.4", "0.6"])   # the same horizon: resumes from the checkpoint, scores only the new point
+    ext = pd.read_csv(out)
+    assert list(ext.step) == [5, 11, 16]
+    pd.testing.assert_frame_equal(ext.iloc[:2], first)
+    gc.main(["--plot", str(tmp_path)])
+    assert (tmp_path/"curves.png").stat().st_size > 1000
+
+
+def test_curve_needs_points_and_output(tmp_path, capsys):
+    with pytest.raises(SystemExit): gc.main(["--model", "vae_ns", "--out", str(tmp_path/"x.csv")])
+    assert "--at and --out" in capsys.readouterr().err
+    with pytest.raises(SystemExit): gc.main(["--plot", str(tmp_path)])   # an empty folder: nothing to plot
