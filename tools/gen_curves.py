@@ -57,7 +57,8 @@ def main(argv=None):
     ap.add_argument("--schedule", default=None, choices=[None, "cosine", "step"])
     ap.add_argument("--image-size", type=int, default=28)
     ap.add_argument("--rotations", action="store_true", help="the 90/180/270-degree rotations as new training classes")
-    ap.add_argument("--distort", type=float, default=0.0, help="random affine distortion of the training images: max degrees (shift scales with it)")
+    ap.add_argument("--distort", type=float, default=0.0, help="random affine distortion of the training images: max degrees (shift scales with it); "
+                    "for pair models (the DA-GANs) only the targets are distorted, not the conditioning images")
     ap.add_argument("--n-per-class", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out")
@@ -72,7 +73,7 @@ def main(argv=None):
     m = make_generative_model(a.model, a.preset, image_size=a.image_size, **kw)
     src = m.batches(bench.train, a.batch_size)
     if a.distort: src = Distorted(src, degrees=a.distort, translate=(a.distort / 5, a.distort / 5), scale=(0.9, 1.1))
-    per_epoch = src.steps_per_epoch * getattr(m, "cycle", 1) if a.model.startswith("dagan") else src.steps_per_epoch
+    per_epoch = src.steps_per_epoch * m.cycle   # a GAN's epoch counts its generator steps (cycle = discriminator updates + 1)
     stops = [max(1, int(round(e * per_epoch))) for e in a.at]
     recipe = training_recipe(a.model, a.preset) | ({} if a.lr is None else dict(lr=a.lr))
     ck = Path(a.out).with_suffix(".pt")
