@@ -31,3 +31,18 @@ def test_curve_needs_points_and_output(tmp_path, capsys):
     with pytest.raises(SystemExit): gc.main(["--model", "vae_ns", "--out", str(tmp_path/"x.csv")])
     assert "--at and --out" in capsys.readouterr().err
     with pytest.raises(SystemExit): gc.main(["--plot", str(tmp_path)])   # an empty folder: nothing to plot
+
+
+def test_distorted_pairs_distort_the_conditioning_images_too():
+    "With --distort a pair model's conditioning images get their own distortion, as its targets do."
+    import torch
+    from fewshot_nb.data.augment import Distorted
+    class Pairs:
+        kind = "pair"
+        def batch(self, step, seed):
+            g = torch.Generator().manual_seed(step)
+            return dict(x=torch.rand(4, 1, 28, 28, generator=g), cond=torch.rand(4, 1, 28, 28, generator=g))
+        def config(self): return {}
+    raw, out = Pairs().batch(0, 0), Distorted(Pairs()).batch(0, 0)
+    assert not torch.equal(out["cond"], raw["cond"]) and not torch.equal(out["x"], raw["x"])
+    assert torch.equal(Distorted(Pairs()).batch(0, 0)["cond"], out["cond"])   # reproducible from (seed, step)

@@ -58,7 +58,7 @@ def main(argv=None):
     ap.add_argument("--image-size", type=int, default=28)
     ap.add_argument("--rotations", action="store_true", help="the 90/180/270-degree rotations as new training classes")
     ap.add_argument("--distort", type=float, default=0.0, help="random affine distortion of the training images: max degrees (shift scales with it); "
-                    "for pair models (the DA-GANs) only the targets are distorted, not the conditioning images")
+                    "every image of a batch gets its own distortion, the conditioning images of pair models included")
     ap.add_argument("--n-per-class", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out")

@@ -12,7 +12,7 @@ import argparse, time
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 
-from fewshot_nb.core import seed_everything, save_csv
+from fewshot_nb.core import seed_everything, save_csv, atomic_write
 from fewshot_nb.data.omniglot import load_omniglot
 from fewshot_nb.data.splits import weak_split
 from fewshot_nb.data.samplers import EpisodeSampler, TaskManifest, lake_runs
@@ -92,7 +92,6 @@ def main():
         t_train += time.perf_counter() - t0
         evaluate(stop)
     if a.save:
-        from fewshot_nb.core import atomic_write
         with atomic_write(a.save) as tmp: torch.save(tr.method.backbone.state_dict(), tmp)
 
 

@@ -376,7 +376,7 @@ def rotation_classes(
 # %% ../../nbs/data/14_augment.ipynb #6ac5e7b8
 class Distorted:
     "A batch source whose images each get an independent random affine distortion, reproducible from `(seed, step)`."
-    IMAGE_KEYS = ("x", "support", "query", "x1", "x2")
+    IMAGE_KEYS = ("x", "cond", "support", "query", "x1", "x2")   # cond: the conditioning image of a pair batch
     def __init__(self,
                  source,                   # a batch source: `.batch(step, seed) -> dict`, `.config()`, `.kind`
                  degrees=10.,              # rotation: d for [-d, d] degrees, or a (min, max) range
