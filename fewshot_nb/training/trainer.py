@@ -346,9 +346,10 @@ class Trainer:
                  lr:float=1e-3,            # learning rate
                  optimizer:str="adam",     # 'adam', 'sgd' or 'rmsprop'
                  weight_decay:float=0.0,
-                 schedule:str|None=None,   # None, 'step' or 'cosine'
-                 lr_step:int|None=None,    # steps between decays for schedule='step'
-                 lr_gamma:float=0.5,       # decay factor for schedule='step'
+                 schedule:str|None=None,   # None, 'step', 'cosine' or 'plateau'
+                 lr_step:int|None=None,    # 'step': steps between decays; 'plateau': steps per loss window (default: an epoch of `source`)
+                 lr_gamma:float=0.5,       # decay factor of 'step' and 'plateau'
+                 lr_patience:int=10,       # 'plateau': windows without a lower mean training loss before the rate decays
                  seed:int=0,               # seed of batches and torch's random state
                  val_images=None,          # images the validation tasks index (tensor or `TrainData`)
                  val_tasks:TaskManifest|EpisodeBatch|None=None, # fixed validation tasks
@@ -362,8 +363,13 @@ class Trainer:
                 ):
         if n_steps < 1: raise ValueError(f"n_steps must be >= 1, got {n_steps}")
         if optimizer not in ("adam", "sgd", "rmsprop"): raise ValueError(f"optimizer must be 'adam', 'sgd' or 'rmsprop', got {optimizer!r}")
-        if schedule not in (None, "step", "cosine"): raise ValueError(f"schedule must be None, 'step' or 'cosine', got {schedule!r}")
+        if schedule not in (None, "step", "cosine", "plateau"):
+            raise ValueError(f"schedule must be None, 'step', 'cosine' or 'plateau', got {schedule!r}")
         if schedule == "step" and not lr_step: raise ValueError("schedule='step' needs lr_step (steps between decays)")
+        if schedule == "plateau":
+            lr_step = lr_step or getattr(source, "steps_per_epoch", None)
+            if not lr_step: raise ValueError("schedule='plateau' needs lr_step (steps per loss window): this source has no steps_per_epoch")
+            if lr_patience < 0: raise ValueError(f"lr_patience must be >= 0, got {lr_patience}")
         if (val_tasks is None) != (val_images is None): raise ValueError("give both val_images and val_tasks, or neither")
         if getattr(source, "kind", None) != method.batch_kind:
             raise ValueError(f"{type(method).__name__} trains on '{method.batch_kind}' batches, but the source gives "
@@ -381,10 +387,12 @@ class Trainer:
                     "sgd": lambda: torch.optim.SGD(params, lr=lr, momentum=0.9, nesterov=True, weight_decay=weight_decay),
                     "rmsprop": lambda: torch.optim.RMSprop(params, lr=lr, weight_decay=weight_decay)}[optimizer]()
         self.sched = (torch.optim.lr_scheduler.StepLR(self.opt, lr_step, lr_gamma) if schedule == "step" else
-                      torch.optim.lr_scheduler.CosineAnnealingLR(self.opt, self.n_steps) if schedule == "cosine" else None)
+                      torch.optim.lr_scheduler.CosineAnnealingLR(self.opt, self.n_steps) if schedule == "cosine" else
+                      torch.optim.lr_scheduler.ReduceLROnPlateau(self.opt, "min", lr_gamma, lr_patience) if schedule == "plateau" else None)
+        self.window = [0.0, 0] if schedule == "plateau" else None   # 'plateau': training loss summed over the current window, steps
         self.config = dict(method=method.config(), source=source.config(), n_steps=self.n_steps, lr=lr, optimizer=optimizer,
                            weight_decay=weight_decay, schedule=schedule, lr_step=lr_step, lr_gamma=lr_gamma, seed=self.seed,
-                           grad_clip=grad_clip, val_every=self.val_every,
+                           grad_clip=grad_clip, val_every=self.val_every, **(dict(lr_patience=lr_patience) if schedule == "plateau" else {}),
                            val_tasks=None if self.val_tasks is None else int(self.val_tasks.n_tasks))
         self.config = json.loads(json.dumps(self.config, default=str))   # plain JSON types, as a checkpoint stores them
         self.step, self.history, self.best = 0, [], None   # best: (accuracy, step, state_dict)
@@ -394,7 +402,7 @@ class Trainer:
     def state(self) -> dict:
         return dict(format="fewshot_nb.training.trainer/1", config=self.config, step=self.step, history=self.history,
                     model=self.method.state_dict(), optimizer=self.opt.state_dict(),
-                    scheduler=None if self.sched is None else self.sched.state_dict(),
+                    scheduler=None if self.sched is None else self.sched.state_dict(), window=self.window,
                     best=None if self.best is None else dict(acc=self.best[0], step=self.best[1], model=self.best[2]))
 
     def save(self,
@@ -419,6 +427,7 @@ class Trainer:
                                   ". Use another checkpoint path, or delete this one to start afresh.")
         self.method.load_state_dict(ck["model"]); self.opt.load_state_dict(ck["optimizer"])
         if self.sched is not None: self.sched.load_state_dict(ck["scheduler"])
+        if self.window is not None: self.window = list(ck["window"])
         self.step, self.history = int(ck["step"]), list(ck["history"])
         self.best = None if ck["best"] is None else (ck["best"]["acc"], ck["best"]["step"], ck["best"]["model"])
         return self
@@ -456,8 +465,12 @@ class Trainer:
             self.opt.zero_grad(set_to_none=True); loss.backward()
             if self.grad_clip: nn.utils.clip_grad_norm_(self.method.parameters(), self.grad_clip)
             self.opt.step()
-            if self.sched is not None: self.sched.step()
             self.step += 1; bar.update(1)
+            if self.window is not None:   # reduce on plateau: one decision per window of steps, on its mean training loss
+                self.window[0] += loss.item(); self.window[1] += 1
+                if self.step % self.config["lr_step"] == 0:
+                    self.sched.step(self.window[0] / self.window[1]); self.window = [0.0, 0]
+            elif self.sched is not None: self.sched.step()
             n_img += _images_in(batch); run_loss += loss.item(); run_acc += stats.get("acc", float("nan")); n_run += 1
             for k, v in stats.items():
                 if k != "acc" and isinstance(v, (int, float)) and math.isfinite(v):
