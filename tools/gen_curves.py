@@ -54,7 +54,8 @@ def main(argv=None):
                     "runs with the same horizon resume each other's checkpoint, so a curve can be extended")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--lr", type=float, default=None)
-    ap.add_argument("--schedule", default=None, choices=[None, "cosine", "step"])
+    ap.add_argument("--schedule", default=None, choices=["none", "cosine", "plateau"],
+                    help="learning-rate schedule (default: the model's recipe, e.g. 'plateau' for the VAE-STN); cosine runs to --horizon")
     ap.add_argument("--image-size", type=int, default=28)
     ap.add_argument("--rotations", action="store_true", help="the 90/180/270-degree rotations as new training classes")
     ap.add_argument("--distort", type=float, default=0.0, help="random affine distortion of the training images: max degrees (shift scales with it); "
@@ -76,9 +77,13 @@ def main(argv=None):
     per_epoch = src.steps_per_epoch * m.cycle   # a GAN's epoch counts its generator steps (cycle = discriminator updates + 1)
     stops = [max(1, int(round(e * per_epoch))) for e in a.at]
     recipe = training_recipe(a.model, a.preset) | ({} if a.lr is None else dict(lr=a.lr))
+    sched = recipe.pop("schedule", None)
+    if a.schedule is not None: sched = None if a.schedule == "none" else a.schedule
+    sched_kw = {} if sched is None else dict(schedule=sched)
+    if sched == "plateau": sched_kw.update(lr_step=per_epoch, lr_patience=recipe.pop("lr_patience", 10))   # a window = an epoch
     ck = Path(a.out).with_suffix(".pt")
     horizon = max(stops[-1], int(round((a.horizon or 0) * per_epoch)))
-    tr = Trainer(m, src, n_steps=horizon, seed=a.seed, checkpoint=ck, device="cpu", progress=False, schedule=a.schedule, **recipe)
+    tr = Trainer(m, src, n_steps=horizon, seed=a.seed, checkpoint=ck, device="cpu", progress=False, **recipe, **sched_kw)
     n_params = sum(p.numel() for p in m.parameters())
     print(f"{a.model} ({n_params / 1e6:.2f} M parameters), {per_epoch} steps per epoch, evaluating at steps {stops}", flush=True)
     out = Path(a.out)

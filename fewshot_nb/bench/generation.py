@@ -21,7 +21,7 @@ from ..generation.base import GenerativeModel, generate_samples
 
 # %% auto #0
 __all__ = ['GENERATIVE_MODELS', 'GenerationBench', 'train_generative_model', 'training_recipe', 'generative_model_class',
-           'make_generative_model', 'run_generative_model', 'summarise_scores', 'plot_plane']
+           'make_generative_model', 'run_generative_model', 'train_generative_models', 'summarise_scores', 'plot_plane']
 
 # %% ../../nbs/bench/62_generation.ipynb #f0f62b34
 class GenerationBench:
@@ -104,6 +104,8 @@ def train_generative_model(
     batch_size:int=32,        # pairs or sets per batch
     lr:float=1e-3,            # Adam learning rate
     grad_clip:float|None=None,# clip the gradient norm (the VAE-STN's recipe: 5)
+    schedule:str|None=None,   # learning-rate schedule: None, 'cosine' (to zero at the last step) or 'plateau' (see `lr_patience`)
+    lr_patience:int=10,       # 'plateau': epochs without a lower mean training loss before the rate halves (the VAE-STN's: 10)
     seed:int=0,               # seed of the batches and of torch's random state
     checkpoint:str|Path|None=None, # checkpoint file: loaded if finished, resumed if not
     device="cpu",             # where to train
@@ -112,9 +114,13 @@ def train_generative_model(
 ) -> dict:                    # history (DataFrame), seconds spent training now, and whether it was loaded
     "Train `model` for `steps` steps (or load/resume it from `checkpoint`)."
     if steps < 1: raise ValueError(f"steps must be >= 1, got {steps}")
+    if schedule not in (None, "cosine", "plateau"): raise ValueError(f"schedule must be None, 'cosine' or 'plateau', got {schedule!r}")
     torch.manual_seed(seed)
-    trainer = Trainer(model, model.batches(train, batch_size, **batch_kwargs), n_steps=steps, lr=lr, grad_clip=grad_clip,
-                      seed=seed, checkpoint=checkpoint, device=device, progress=progress)
+    src = model.batches(train, batch_size, **batch_kwargs)
+    sched = {} if schedule is None else dict(schedule=schedule)
+    if schedule == "plateau": sched.update(lr_step=src.steps_per_epoch * model.cycle, lr_patience=lr_patience)  # a window = an epoch
+    trainer = Trainer(model, src, n_steps=steps, lr=lr, grad_clip=grad_clip, seed=seed, checkpoint=checkpoint, device=device,
+                      progress=progress, **sched)
     start = trainer.step
     t0 = time.perf_counter()
     history = trainer.fit()
@@ -124,7 +130,7 @@ def train_generative_model(
 # %% ../../nbs/bench/62_generation.ipynb #bb7dd066
 GENERATIVE_MODELS = {   # cls: module:class; args: what makes it this model; train: the paper's recipe; small: the small preset's
     "vae_ns":   dict(cls="fewshot_nb.generation.vae_ns:VAENS",   args={},               train=dict(lr=1e-3),                small={}),
-    "vae_stn":  dict(cls="fewshot_nb.generation.vae_stn:VAESTN", args={},               train=dict(lr=1e-3, grad_clip=5.0), small={}),
+    "vae_stn":  dict(cls="fewshot_nb.generation.vae_stn:VAESTN", args={},               train=dict(lr=1e-3, grad_clip=5.0, schedule="plateau"), small={}),
     "dagan_un": dict(cls="fewshot_nb.generation.dagan:DAGAN",    args=dict(skip=True),  train=dict(lr=1e-4),                small=dict(lr=1e-3)),
     "dagan_rn": dict(cls="fewshot_nb.generation.dagan:DAGAN",    args=dict(skip=False), train=dict(lr=1e-4),                small=dict(lr=1e-3)),
 }
@@ -132,7 +138,7 @@ GENERATIVE_MODELS = {   # cls: module:class; args: what makes it this model; tra
 def training_recipe(
     name:str,            # a key of `GENERATIVE_MODELS`
     preset:str="small",  # 'small' or 'paper'
-) -> dict:               # keyword arguments for `train_generative_model` (lr, grad_clip)
+) -> dict:               # keyword arguments for `train_generative_model` (lr, grad_clip, schedule)
     "The paper's training recipe of a model, with the small preset's changes."
     if name not in GENERATIVE_MODELS: raise ValueError(f"unknown generative model {name!r}; choose from {list(GENERATIVE_MODELS)}")
     return {**GENERATIVE_MODELS[name]["train"], **(GENERATIVE_MODELS[name]["small"] if preset == "small" else {})}
@@ -156,12 +162,25 @@ def make_generative_model(
     return cls.small(**args) if preset == "small" else cls(**args)
 
 # %% ../../nbs/bench/62_generation.ipynb #4b20c8b1
+def _plan(image_size, train, name, preset="small", steps=300, epochs=None, batch_size=32, lr=None, schedule=None, seed=0,
+          checkpoints=None, label="", **kwargs) -> dict:
+    "The fresh model of a configuration, its steps, training recipe, tag and checkpoint path."
+    torch.manual_seed(seed)   # the initial weights come from the training seed, not from whatever ran before
+    m = make_generative_model(name, preset, image_size=image_size, **kwargs)
+    per_epoch = m.batches(train, batch_size).steps_per_epoch * m.cycle   # a GAN's epoch counts its generator steps
+    n_steps = steps if epochs is None else max(1, int(round(epochs * per_epoch)))
+    recipe = {**training_recipe(name, preset), **({} if lr is None else dict(lr=lr)), **({} if schedule is None else dict(schedule=schedule))}
+    key = config_hash(dict(model=m.config(), steps=n_steps, batch_size=batch_size, recipe=recipe, seed=seed), n=8)
+    tag = "_".join([p for p in (name, label, f"seed{seed}", key) if p])
+    return dict(model=m, steps=n_steps, recipe=recipe, tag=tag, batch_size=batch_size, seed=seed,
+                checkpoint=None if checkpoints is None else Path(checkpoints) / f"{tag}.pt")
+
 def run_generative_model(
     bench:GenerationBench,    # the fixed evaluation (its training data, prototypes, critics, tasks)
     name:str,                 # a key of `GENERATIVE_MODELS`
     preset:str="small",       # 'small' or 'paper'
     steps:int=300,            # optimiser steps
-    epochs:float|None=None,   # if given, train this many epochs of the model's batches instead of `steps`
+    epochs:float|None=None,   # if given, train this many epochs instead of `steps` (a GAN's epoch: a pass of generator steps)
     batch_size:int=32,        # pairs or sets per step
     lr:float|None=None,       # learning rate (None: the model's recipe, `training_recipe`)
     seed:int=0,               # training seed
@@ -169,17 +188,14 @@ def run_generative_model(
     checkpoints=None,         # folder of the checkpoints (None: no checkpoint, always trained)
     label:str="",             # readable start of the checkpoint's name, e.g. 'beta2'
     device="cpu",             # where to train and sample
+    schedule:str|None=None,   # learning-rate schedule (None: the model's recipe; 'cosine' or 'plateau')
     **kwargs,                 # constructor arguments (beta, set_size, n_steps, z_dim, ...)
 ) -> dict:                    # model, tag, steps, samples, per-class scores, final loss, timing, and a one-line summary
     "Build a model by name, train it (or load it from `checkpoints`), draw samples for every test class and score them."
-    torch.manual_seed(seed)   # the initial weights come from the training seed, not from whatever ran before
-    m = make_generative_model(name, preset, image_size=bench.image_size, **kwargs)
-    n_steps = steps if epochs is None else int(epochs * m.batches(bench.train, batch_size).steps_per_epoch)
-    recipe = {**training_recipe(name, preset), **({} if lr is None else dict(lr=lr))}
-    key = config_hash(dict(model=m.config(), steps=n_steps, batch_size=batch_size, recipe=recipe, seed=seed), n=8)
-    tag = "_".join([p for p in (name, label, f"seed{seed}", key) if p])
+    p = _plan(bench.image_size, bench.train, name, preset, steps, epochs, batch_size, lr, schedule, seed, checkpoints, label, **kwargs)
+    m, n_steps, tag = p["model"], p["steps"], p["tag"]
     tr = train_generative_model(m, bench.train, n_steps, batch_size=batch_size, seed=seed, device=device,
-                         checkpoint=None if checkpoints is None else Path(checkpoints) / f"{tag}.pt", **recipe)
+                                checkpoint=p["checkpoint"], **p["recipe"])
     t0 = time.perf_counter()
     samples = generate_samples(m, bench.prototypes(), bench.n_samples, seed=sample_seed)
     scores = bench.evaluate(samples)
@@ -189,6 +205,50 @@ def run_generative_model(
     return dict(model=m, tag=tag, steps=n_steps, samples=samples, scores=scores, timing=timing,
                 final_loss=float(tr["history"]["loss"].iloc[-1]),
                 summary=f"{tag}: {how}; diversity {scores.diversity.mean():.2f}, recognizability {100 * scores.recognizability.mean():.1f} %")
+
+def _train_job(image_size:int, train:TrainData, threads:int, job:dict) -> tuple[str, float]:
+    "Worker of `train_generative_models`: train one configuration into its checkpoint; its tag and seconds."
+    torch.set_num_threads(threads)
+    p = _plan(image_size, train, **job)
+    tr = train_generative_model(p["model"], train, p["steps"], batch_size=p["batch_size"], seed=p["seed"], device="cpu",
+                                checkpoint=p["checkpoint"], **p["recipe"])
+    return p["tag"], round(tr["seconds"], 2)
+
+def train_generative_models(
+    bench:GenerationBench,    # the bench whose training data the models learn from
+    jobs:list[dict],          # one dict per model: `run_generative_model`'s arguments after `bench` (name, beta, epochs, seed, ...)
+    checkpoints,              # folder of the checkpoints (required: the trained weights travel through it)
+    n_jobs:int=2,             # processes at once, each with cores // n_jobs threads; 1: in this process, one after the other
+) -> dict:                    # tag -> seconds spent training it now (0 for a checkpoint that was already finished)
+    """Train several configurations into their checkpoints, `n_jobs` at a time on the CPU; `run_generative_model`
+    then loads each one. Small models use a core better alone than sharing it, so on a 2-core machine two
+    processes of one thread train two models in about the time one model takes with two threads."""
+    if checkpoints is None: raise ValueError("train_generative_models needs a checkpoints folder: the trained weights travel through it")
+    if n_jobs < 1: raise ValueError(f"n_jobs must be >= 1, got {n_jobs}")
+    bad = [j for j in jobs if not isinstance(j, dict) or "name" not in j or "sample_seed" in j or "device" in j]
+    if bad: raise ValueError(f"each job is a dict of run_generative_model's arguments with a 'name' and without "
+                             f"'sample_seed' or 'device' (training only): {bad[0]!r}")
+    Path(checkpoints).mkdir(parents=True, exist_ok=True)
+    jobs = [j | dict(checkpoints=checkpoints) for j in jobs]
+    done = {}
+    for j in list(jobs):   # finished checkpoints need no worker (starting one costs seconds of imports)
+        p = _plan(bench.image_size, bench.train, **j)
+        if p["checkpoint"].exists():
+            try: step = torch.load(p["checkpoint"], map_location="cpu", weights_only=True).get("step")
+            except Exception: step = None    # unreadable: the worker reports it
+            if step == p["steps"]: done[p["tag"]] = 0.0; jobs.remove(j)
+    import os
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if n_jobs == 1 or len(jobs) <= 1:
+        return done | dict(_train_job(bench.image_size, bench.train, torch.get_num_threads(), j) for j in jobs)
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+    import importlib   # the worker by its module path: pickled by reference, also when this cell runs in a notebook's __main__
+    work = importlib.import_module("fewshot_nb.bench.generation")._train_job
+    with ProcessPoolExecutor(min(n_jobs, len(jobs)), mp_context=mp.get_context("spawn")) as ex:
+        futures = [ex.submit(work, bench.image_size, bench.train, max(1, cores // n_jobs), j) for j in jobs]
+        return done | dict(f.result() for f in futures)
+
 
 # %% ../../nbs/bench/62_generation.ipynb #e0eb6887
 def summarise_scores(
