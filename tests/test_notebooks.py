@@ -9,10 +9,10 @@ ROOT = Path(__file__).resolve().parent.parent
 CFG = get_config(ROOT)
 NOTEBOOKS = sorted((p for p in (ROOT/"nbs").rglob("*.ipynb") if not p.name.startswith("_") and ".ipynb_checkpoints" not in p.parts),
                    key=lambda p: str(p.relative_to(ROOT/"nbs")))
-# Experiment notebooks whose default run takes 15-20 minutes of one CPU thread: slow checks, run by the developer
+# Experiment notebooks whose default run takes 10-20 minutes of the CPU: slow checks, run by the developer
 # (FEWSHOT_SLOW=1, or tools/run_notebooks.py when storing their outputs); CI covers their code with the tiny
 # papermill runs of tests/test_papermill.py.
-SLOW = {"exp_omniglot_protocol", "exp_realistic"}
+SLOW = {"exp_beta", "exp_omniglot_protocol", "exp_realistic"}
 _ANSI = re.compile(r"\x1B(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
 
 

@@ -110,6 +110,7 @@ def train_generative_model(
     checkpoint:str|Path|None=None, # checkpoint file: loaded if finished, resumed if not
     device="cpu",             # where to train
     progress:bool=False,      # show a progress bar
+    checkpoint_every:float=10,# epochs between checkpoints while training (an interrupted run resumes from the last one)
     **batch_kwargs,           # passed to `model.batches` (e.g. set_size)
 ) -> dict:                    # history (DataFrame), seconds spent training now, and whether it was loaded
     "Train `model` for `steps` steps (or load/resume it from `checkpoint`)."
@@ -119,8 +120,9 @@ def train_generative_model(
     src = model.batches(train, batch_size, **batch_kwargs)
     sched = {} if schedule is None else dict(schedule=schedule)
     if schedule == "plateau": sched.update(lr_step=src.steps_per_epoch * model.cycle, lr_patience=lr_patience)  # a window = an epoch
+    every = max(1, int(round(checkpoint_every * src.steps_per_epoch * model.cycle)))
     trainer = Trainer(model, src, n_steps=steps, lr=lr, grad_clip=grad_clip, seed=seed, checkpoint=checkpoint, device=device,
-                      progress=progress, **sched)
+                      progress=progress, checkpoint_every=every, **sched)
     start = trainer.step
     t0 = time.perf_counter()
     history = trainer.fit()
