@@ -74,7 +74,7 @@ def main(argv=None):
     m = make_generative_model(a.model, a.preset, image_size=a.image_size, **kw)
     src = m.batches(bench.train, a.batch_size)
     if a.distort: src = Distorted(src, degrees=a.distort, translate=(a.distort / 5, a.distort / 5), scale=(0.9, 1.1))
-    per_epoch = src.steps_per_epoch * m.cycle   # a GAN's epoch counts its generator steps (cycle = discriminator updates + 1)
+    per_epoch = m.epoch_steps(src)   # a GAN's epoch: a pass of the data through its discriminator (`DAGAN.epoch_steps`)
     stops = [max(1, int(round(e * per_epoch))) for e in a.at]
     recipe = training_recipe(a.model, a.preset) | ({} if a.lr is None else dict(lr=a.lr))
     sched = recipe.pop("schedule", None)

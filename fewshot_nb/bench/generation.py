@@ -119,8 +119,9 @@ def train_generative_model(
     torch.manual_seed(seed)
     src = model.batches(train, batch_size, **batch_kwargs)
     sched = {} if schedule is None else dict(schedule=schedule)
-    if schedule == "plateau": sched.update(lr_step=src.steps_per_epoch * model.cycle, lr_patience=lr_patience)  # a window = an epoch
-    every = max(1, int(round(checkpoint_every * src.steps_per_epoch * model.cycle)))
+    per_epoch = model.epoch_steps(src)
+    if schedule == "plateau": sched.update(lr_step=per_epoch, lr_patience=lr_patience)  # a window = an epoch
+    every = max(1, int(round(checkpoint_every * per_epoch)))
     trainer = Trainer(model, src, n_steps=steps, lr=lr, grad_clip=grad_clip, seed=seed, checkpoint=checkpoint, device=device,
                       progress=progress, checkpoint_every=every, **sched)
     start = trainer.step
@@ -169,7 +170,7 @@ def _plan(image_size, train, name, preset="small", steps=300, epochs=None, batch
     "The fresh model of a configuration, its steps, training recipe, tag and checkpoint path."
     torch.manual_seed(seed)   # the initial weights come from the training seed, not from whatever ran before
     m = make_generative_model(name, preset, image_size=image_size, **kwargs)
-    per_epoch = m.batches(train, batch_size).steps_per_epoch * m.cycle   # a GAN's epoch counts its generator steps
+    per_epoch = m.epoch_steps(m.batches(train, batch_size))   # a GAN's epoch: a pass of the data through its discriminator
     n_steps = steps if epochs is None else max(1, int(round(epochs * per_epoch)))
     recipe = {**training_recipe(name, preset), **({} if lr is None else dict(lr=lr)), **({} if schedule is None else dict(schedule=schedule))}
     key = config_hash(dict(model=m.config(), steps=n_steps, batch_size=batch_size, recipe=recipe, seed=seed), n=8)
@@ -182,7 +183,7 @@ def run_generative_model(
     name:str,                 # a key of `GENERATIVE_MODELS`
     preset:str="small",       # 'small' or 'paper'
     steps:int=300,            # optimiser steps
-    epochs:float|None=None,   # if given, train this many epochs instead of `steps` (a GAN's epoch: a pass of generator steps)
+    epochs:float|None=None,   # if given, train this many epochs instead of `steps` (`GenerativeModel.epoch_steps`)
     batch_size:int=32,        # pairs or sets per step
     lr:float|None=None,       # learning rate (None: the model's recipe, `training_recipe`)
     seed:int=0,               # training seed

@@ -156,6 +156,12 @@ class GenerativeModel(nn.Module):
         if self.batch_kind == "set": return SetBatches(data, kwargs.get("set_size", getattr(self, "set_size", 5)), batch_size, binarize)
         raise ValueError(f"unknown batch_kind {self.batch_kind!r}")
 
+    def epoch_steps(self,
+                    source,   # the model's batch source (`batches`)
+                   ) -> int:  # training steps in one epoch, as the model's paper counts an epoch
+        "Training steps in one epoch: one step per batch of `source` (a GAN counts its discriminator's steps: see `DAGAN`)."
+        return int(source.steps_per_epoch)
+
     def loss(self, batch:dict) -> tuple[Tensor, dict]:
         "Training loss of a batch, and stats to log."
         raise NotImplementedError

@@ -224,6 +224,13 @@ class DAGAN(GenerativeModel):
         self.discriminator = DAGANDiscriminator(image_size, channels, discriminator_widths, discriminator_layers, discriminator_hidden, dropout)
         self.register_buffer("step_in_cycle", torch.zeros((), dtype=torch.long))
 
+    def epoch_steps(self, source) -> int:
+        """Training steps in one epoch as the reference implementation (dagan_torch, on which the paper's is based)
+        counts it: every batch trains the discriminator once, and every `discriminator_updates`-th batch also the
+        generator. So an epoch is `steps_per_epoch` discriminator steps and a fifth as many generator steps, which
+        our cycle of 5 + 1 steps reaches in 6/5 `steps_per_epoch` steps."""
+        return max(1, int(round(source.steps_per_epoch * self.cycle / self.discriminator_updates)))
+
     @classmethod
     def unet(cls, **kwargs) -> "DAGAN":
         "DA-GAN-UN: the U-Net generator of Table S7 (`skip=True`); other arguments as `DAGAN`."
