@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np, pandas as pd, torch
 
 from fewshot_nb.core import seed_everything, save_csv
-from fewshot_nb.bench.generation import GenerationBench, make_generative_model, training_recipe, summarise_scores
+from fewshot_nb.bench.generation import GenerationBench, make_generative_model, training_recipe, summarise_scores, schedule_kwargs
 from fewshot_nb.generation.base import generate_samples
 from fewshot_nb.data.augment import Distorted
 from fewshot_nb.training.trainer import Trainer
@@ -79,8 +79,7 @@ def main(argv=None):
     recipe = training_recipe(a.model, a.preset) | ({} if a.lr is None else dict(lr=a.lr))
     sched = recipe.pop("schedule", None)
     if a.schedule is not None: sched = None if a.schedule == "none" else a.schedule
-    sched_kw = {} if sched is None else dict(schedule=sched)
-    if sched == "plateau": sched_kw.update(lr_step=per_epoch, lr_patience=recipe.pop("lr_patience", 10))   # a window = an epoch
+    sched_kw = schedule_kwargs(m, src, sched, recipe.pop("lr_patience", 10))   # 'plateau': a window is an epoch
     ck = Path(a.out).with_suffix(".pt")
     horizon = max(stops[-1], int(round((a.horizon or 0) * per_epoch)))
     tr = Trainer(m, src, n_steps=horizon, seed=a.seed, checkpoint=ck, device="cpu", progress=False, **recipe, **sched_kw)

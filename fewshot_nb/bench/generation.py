@@ -20,8 +20,9 @@ from ..generation.metrics import diversity, recognizability, human_point, images
 from ..generation.base import GenerativeModel, generate_samples
 
 # %% auto #0
-__all__ = ['GENERATIVE_MODELS', 'GenerationBench', 'train_generative_model', 'training_recipe', 'generative_model_class',
-           'make_generative_model', 'run_generative_model', 'train_generative_models', 'summarise_scores', 'plot_plane']
+__all__ = ['GENERATIVE_MODELS', 'GenerationBench', 'schedule_kwargs', 'train_generative_model', 'training_recipe',
+           'generative_model_class', 'make_generative_model', 'run_generative_model', 'train_generative_models',
+           'summarise_scores', 'plot_plane']
 
 # %% ../../nbs/bench/62_generation.ipynb #f0f62b34
 class GenerationBench:
@@ -97,6 +98,17 @@ class GenerationBench:
                 f"{self.human.diversity_ci.fmt()}, recognizability {self.human.recognizability_ci.fmt(100)} %)")
 
 # %% ../../nbs/bench/62_generation.ipynb #c78f368c
+def schedule_kwargs(
+    model:GenerativeModel,    # the model
+    source,                   # its batch source (`model.batches`, possibly wrapped, e.g. `Distorted`)
+    schedule:str|None=None,   # None, 'cosine' or 'plateau'
+    lr_patience:int=10,       # 'plateau': epochs without a lower mean training loss before the rate halves
+) -> dict:                    # `Trainer` arguments of the schedule
+    "The `Trainer` arguments of a learning-rate schedule; 'plateau' decides once per epoch (`GenerativeModel.epoch_steps`)."
+    if schedule not in (None, "cosine", "plateau"): raise ValueError(f"schedule must be None, 'cosine' or 'plateau', got {schedule!r}")
+    if schedule != "plateau": return {} if schedule is None else dict(schedule=schedule)
+    return dict(schedule="plateau", lr_step=model.epoch_steps(source), lr_patience=lr_patience)
+
 def train_generative_model(
     model:GenerativeModel,    # the model, freshly built (weights are trained in place)
     train:TrainData,          # training images at the model's image size (e.g. `bench.train`)
@@ -115,13 +127,10 @@ def train_generative_model(
 ) -> dict:                    # history (DataFrame), seconds spent training now, and whether it was loaded
     "Train `model` for `steps` steps (or load/resume it from `checkpoint`)."
     if steps < 1: raise ValueError(f"steps must be >= 1, got {steps}")
-    if schedule not in (None, "cosine", "plateau"): raise ValueError(f"schedule must be None, 'cosine' or 'plateau', got {schedule!r}")
     torch.manual_seed(seed)
     src = model.batches(train, batch_size, **batch_kwargs)
-    sched = {} if schedule is None else dict(schedule=schedule)
-    per_epoch = model.epoch_steps(src)
-    if schedule == "plateau": sched.update(lr_step=per_epoch, lr_patience=lr_patience)  # a window = an epoch
-    every = max(1, int(round(checkpoint_every * per_epoch)))
+    sched = schedule_kwargs(model, src, schedule, lr_patience)
+    every = max(1, int(round(checkpoint_every * model.epoch_steps(src))))
     trainer = Trainer(model, src, n_steps=steps, lr=lr, grad_clip=grad_clip, seed=seed, checkpoint=checkpoint, device=device,
                       progress=progress, checkpoint_every=every, **sched)
     start = trainer.step
