@@ -12,7 +12,7 @@ so an interrupted run resumes where it stopped.
 from __future__ import annotations
 import argparse, json, time
 from pathlib import Path
-import numpy as np, pandas as pd, torch
+import pandas as pd, torch
 
 from fewshot_nb.core import seed_everything, save_csv
 from fewshot_nb.bench.generation import GenerationBench, make_generative_model, training_recipe, summarise_scores, schedule_kwargs
