@@ -17,8 +17,8 @@ from .critics import Critic, critic_features
 # %% auto #0
 __all__ = ['select_prototypes', 'diversity', 'cosine_dispersion', 'RecognizabilityTasks', 'recognizability_tasks',
            'Recognizability', 'recognizability_from_feats', 'recognizability', 'images_by_class', 'OwnPrototypeRate',
-           'own_prototype_rate', 'HumanPoint', 'human_point', 'distance_to_humans', 'Correlation',
-           'metric_correlations', 'SweepFit', 'fit_sweep']
+           'own_prototype_rate', 'HumanPoint', 'human_point', 'distance_to_humans', 'z_scale',
+           'class_distances_to_humans', 'Correlation', 'metric_correlations', 'SweepFit', 'fit_sweep']
 
 # %% ../../nbs/generation/51_metrics.ipynb #1e80b567
 def select_prototypes(
@@ -294,12 +294,31 @@ def distance_to_humans(
     p = np.asarray(points, dtype=np.float64); h = np.asarray(human, dtype=np.float64)
     if p.ndim != 2 or p.shape[1] != 2: raise ValueError(f"points must be (n_models, 2) pairs (diversity, recognizability), got shape {p.shape}")
     if h.shape != (2,): raise ValueError(f"human must be one (diversity, recognizability) pair, got shape {h.shape}")
-    allp = np.vstack([p, h])
+    return np.linalg.norm((p - h) / z_scale(p, h), axis=1)
+
+def z_scale(
+    points,       # (n_models, 2) (diversity, recognizability) of each model
+    human,        # (2,) the human point
+) -> np.ndarray:  # (2,) the standard deviation of each axis over the models and the human point
+    "The units of the z-scored plane of `distance_to_humans`: each axis's standard deviation over all points and the human one."
+    p, h = np.asarray(points, dtype=np.float64), np.asarray(human, dtype=np.float64)
+    allp = np.vstack([p, h[None]])
     if not np.isfinite(allp).all(): raise ValueError("points and human must be finite")
     s = allp.std(0)
     if (s == 0).any(): raise ValueError("all points (with the human one) are equal on an axis: z-scores are undefined; give more varied models")
-    z = (allp - allp.mean(0)) / s
-    return np.linalg.norm(z[:-1] - z[-1], axis=1)
+    return s
+
+def class_distances_to_humans(
+    model,        # (n_classes, 2) a model's (diversity, recognizability) on each class
+    human,        # (n_classes, 2) the humans' on the same classes, same order
+    scale,        # (2,) the units of each axis (`z_scale` of the models' mean points, so that distances compare with theirs)
+) -> np.ndarray:  # (n_classes,) the distance to humans on each class (Fig. 5b)
+    "Per visual concept: the L2 distance between a model and the humans on that class, each axis divided by `scale`."
+    m, h, s = (np.asarray(a, dtype=np.float64) for a in (model, human, scale))
+    if m.ndim != 2 or m.shape[1] != 2 or m.shape != h.shape:
+        raise ValueError(f"model and human must both be (n_classes, 2) (diversity, recognizability) per class, got {m.shape} and {h.shape}")
+    if s.shape != (2,) or not (s > 0).all(): raise ValueError(f"scale must be two positive numbers, got {s}")
+    return np.linalg.norm((m - h) / s, axis=1)
 
 # %% ../../nbs/generation/51_metrics.ipynb #ba5cb8c4
 @dataclass(frozen=True)

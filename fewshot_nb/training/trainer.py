@@ -346,6 +346,7 @@ class Trainer:
                  lr:float=1e-3,            # learning rate
                  optimizer:str="adam",     # 'adam', 'sgd' or 'rmsprop'
                  weight_decay:float=0.0,
+                 betas:tuple|None=None,    # Adam's (beta1, beta2) (None: torch's (0.9, 0.999); WGAN-GP trains with (0, 0.9))
                  schedule:str|None=None,   # None, 'step', 'cosine' or 'plateau'
                  lr_step:int|None=None,    # 'step': steps between decays; 'plateau': steps per loss window (default: an epoch of `source`)
                  lr_gamma:float=0.5,       # decay factor of 'step' and 'plateau'
@@ -363,6 +364,10 @@ class Trainer:
                 ):
         if n_steps < 1: raise ValueError(f"n_steps must be >= 1, got {n_steps}")
         if optimizer not in ("adam", "sgd", "rmsprop"): raise ValueError(f"optimizer must be 'adam', 'sgd' or 'rmsprop', got {optimizer!r}")
+        if betas is not None:
+            if optimizer != "adam": raise ValueError(f"betas are Adam's: optimizer={optimizer!r} takes none")
+            betas = tuple(float(b) for b in betas)
+            if len(betas) != 2 or not all(0 <= b < 1 for b in betas): raise ValueError(f"betas must be two numbers in [0, 1), got {betas}")
         if schedule not in (None, "step", "cosine", "plateau"):
             raise ValueError(f"schedule must be None, 'step', 'cosine' or 'plateau', got {schedule!r}")
         if schedule == "step" and not lr_step: raise ValueError("schedule='step' needs lr_step (steps between decays)")
@@ -383,7 +388,7 @@ class Trainer:
         self.checkpoint = Path(checkpoint) if checkpoint is not None else None
         self.checkpoint_every = checkpoint_every
         params = [p for p in method.parameters() if p.requires_grad]
-        self.opt = {"adam": lambda: torch.optim.Adam(params, lr=lr, weight_decay=weight_decay),
+        self.opt = {"adam": lambda: torch.optim.Adam(params, lr=lr, weight_decay=weight_decay, **({} if betas is None else dict(betas=betas))),
                     "sgd": lambda: torch.optim.SGD(params, lr=lr, momentum=0.9, nesterov=True, weight_decay=weight_decay),
                     "rmsprop": lambda: torch.optim.RMSprop(params, lr=lr, weight_decay=weight_decay)}[optimizer]()
         self.sched = (torch.optim.lr_scheduler.StepLR(self.opt, lr_step, lr_gamma) if schedule == "step" else
@@ -393,6 +398,7 @@ class Trainer:
         self.config = dict(method=method.config(), source=source.config(), n_steps=self.n_steps, lr=lr, optimizer=optimizer,
                            weight_decay=weight_decay, schedule=schedule, lr_step=lr_step, lr_gamma=lr_gamma, seed=self.seed,
                            grad_clip=grad_clip, val_every=self.val_every, **(dict(lr_patience=lr_patience) if schedule == "plateau" else {}),
+                           **({} if betas is None else dict(betas=list(betas))),
                            val_tasks=None if self.val_tasks is None else int(self.val_tasks.n_tasks))
         self.config = json.loads(json.dumps(self.config, default=str))   # plain JSON types, as a checkpoint stores them
         self.step, self.history, self.best = 0, [], None   # best: (accuracy, step, state_dict)
