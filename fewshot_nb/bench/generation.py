@@ -116,6 +116,7 @@ def train_generative_model(
     batch_size:int=32,        # pairs or sets per batch
     lr:float=1e-3,            # Adam learning rate
     grad_clip:float|None=None,# clip the gradient norm (the VAE-STN's recipe: 5)
+    betas:tuple|None=None,    # Adam's (beta1, beta2) (None: torch's default; the DA-GANs' recipe, WGAN-GP's: (0, 0.9))
     schedule:str|None=None,   # learning-rate schedule: None, 'cosine' (to zero at the last step) or 'plateau' (see `lr_patience`)
     lr_patience:int=10,       # 'plateau': epochs without a lower mean training loss before the rate halves (the VAE-STN's: 10)
     seed:int=0,               # seed of the batches and of torch's random state
@@ -131,7 +132,7 @@ def train_generative_model(
     src = model.batches(train, batch_size, **batch_kwargs)
     sched = schedule_kwargs(model, src, schedule, lr_patience)
     every = max(1, int(round(checkpoint_every * model.epoch_steps(src))))
-    trainer = Trainer(model, src, n_steps=steps, lr=lr, grad_clip=grad_clip, seed=seed, checkpoint=checkpoint, device=device,
+    trainer = Trainer(model, src, n_steps=steps, lr=lr, grad_clip=grad_clip, betas=betas, seed=seed, checkpoint=checkpoint, device=device,
                       progress=progress, checkpoint_every=every, **sched)
     start = trainer.step
     t0 = time.perf_counter()
@@ -143,14 +144,14 @@ def train_generative_model(
 GENERATIVE_MODELS = {   # cls: module:class; args: what makes it this model; train: the paper's recipe; small: the small preset's
     "vae_ns":   dict(cls="fewshot_nb.generation.vae_ns:VAENS",   args={},               train=dict(lr=1e-3),                small={}),
     "vae_stn":  dict(cls="fewshot_nb.generation.vae_stn:VAESTN", args={},               train=dict(lr=1e-3, grad_clip=5.0, schedule="plateau"), small={}),
-    "dagan_un": dict(cls="fewshot_nb.generation.dagan:DAGAN",    args=dict(skip=True),  train=dict(lr=1e-4),                small=dict(lr=1e-3)),
-    "dagan_rn": dict(cls="fewshot_nb.generation.dagan:DAGAN",    args=dict(skip=False), train=dict(lr=1e-4),                small=dict(lr=1e-3)),
+    "dagan_un": dict(cls="fewshot_nb.generation.dagan:DAGAN",    args=dict(skip=True),  train=dict(lr=1e-4, betas=(0.0, 0.9)), small=dict(lr=1e-3)),
+    "dagan_rn": dict(cls="fewshot_nb.generation.dagan:DAGAN",    args=dict(skip=False), train=dict(lr=1e-4, betas=(0.0, 0.9)), small=dict(lr=1e-3)),
 }
 
 def training_recipe(
     name:str,            # a key of `GENERATIVE_MODELS`
     preset:str="small",  # 'small' or 'paper'
-) -> dict:               # keyword arguments for `train_generative_model` (lr, grad_clip, schedule)
+) -> dict:               # keyword arguments for `train_generative_model` (lr, grad_clip, betas, schedule)
     "The paper's training recipe of a model, with the small preset's changes."
     if name not in GENERATIVE_MODELS: raise ValueError(f"unknown generative model {name!r}; choose from {list(GENERATIVE_MODELS)}")
     return {**GENERATIVE_MODELS[name]["train"], **(GENERATIVE_MODELS[name]["small"] if preset == "small" else {})}
@@ -242,13 +243,16 @@ def train_generative_models(
                              f"'sample_seed' or 'device' (training only): {bad[0]!r}")
     Path(checkpoints).mkdir(parents=True, exist_ok=True)
     jobs = [j | dict(checkpoints=checkpoints) for j in jobs]
-    done = {}
-    for j in list(jobs):   # finished checkpoints need no worker (starting one costs seconds of imports)
+    done, todo, tags = {}, [], set()
+    for j in jobs:   # one worker per checkpoint: a configuration asked for twice (under two experiments) is trained once
         p = _plan(bench.image_size, bench.train, **j)
-        if p["checkpoint"].exists():
+        if p["tag"] in tags: continue
+        tags.add(p["tag"]); todo.append(j)
+        if p["checkpoint"].exists():   # finished checkpoints need no worker (starting one costs seconds of imports)
             try: step = torch.load(p["checkpoint"], map_location="cpu", weights_only=True).get("step")
             except Exception: step = None    # unreadable: the worker reports it
-            if step == p["steps"]: done[p["tag"]] = 0.0; jobs.remove(j)
+            if step == p["steps"]: done[p["tag"]] = 0.0; todo.pop()
+    jobs = todo
     import os
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if n_jobs == 1 or len(jobs) <= 1:

@@ -207,6 +207,7 @@ class DAGAN(GenerativeModel):
                  discriminator_layers:int=5,  # convolutions per discriminator block (dagan_torch: 5)
                  discriminator_hidden:int=1024, # discriminator head width (dagan_torch: 1024)
                  gp_weight:float=10.0,       # lambda of the gradient penalty
+                 mismatch:bool=False,        # matching-aware discriminator (Reed et al. 2016): real images paired with another class's condition count as fake too
                  dropout:float=0.5,          # dropout of generator and discriminator (released code: 0.5)
                  bn_momentum:float=0.01,     # generator BatchNorm momentum (released code: 0.01)
                  channels:int=1,             # image channels
@@ -217,6 +218,7 @@ class DAGAN(GenerativeModel):
         if not gp_weight >= 0: raise ValueError(f"gp_weight must be >= 0, got {gp_weight}")
         if not 0 <= dropout < 1: raise ValueError(f"dropout must be in [0, 1), got {dropout}")
         self.z_dim, self.skip, self.discriminator_updates, self.gp_weight = int(z_dim), bool(skip), int(discriminator_updates), float(gp_weight)
+        self.mismatch = bool(mismatch)
         self.cycle = self.discriminator_updates + 1
         self._hp = dict(widths=tuple(widths), n_layers=int(n_layers), z_channels=tuple(z_channels), discriminator_widths=tuple(discriminator_widths),
                         discriminator_layers=int(discriminator_layers), discriminator_hidden=int(discriminator_hidden), dropout=float(dropout), bn_momentum=float(bn_momentum))
@@ -247,23 +249,31 @@ class DAGAN(GenerativeModel):
               skip:bool=True,     # DA-GAN-UN (True) or DA-GAN-RN (False)
               **kwargs,           # any other `DAGAN` argument, overriding the preset
              ) -> "DAGAN":
-        "A CPU-sized DA-GAN: the paper's architecture with 8-16 channels, 1 convolution per block and a small discriminator."
+        "A CPU-sized DA-GAN: the paper's architecture with 8-16 channels, 1 convolution per block, and a small discriminator made matching-aware (`mismatch`)."
         preset = dict(widths=(8, 8, 16, 16), n_layers=1, discriminator_widths=(8, 8, 16, 16), discriminator_layers=1, discriminator_hidden=64,
-                      dropout=0.0, bn_momentum=0.1)
+                      dropout=0.0, bn_momentum=0.1, mismatch=True)
         return cls(image_size=image_size, skip=skip, **(preset | kwargs))
 
     def hparams(self) -> dict:
         return dict(image_size=self.image_size, z_dim=self.z_dim, skip=self.skip, discriminator_updates=self.discriminator_updates,
-                    gp_weight=self.gp_weight, channels=self.channels, **self._hp)
+                    gp_weight=self.gp_weight, channels=self.channels, **self._hp, **(dict(mismatch=True) if self.mismatch else {}))
 
     def discriminator_step(self) -> bool:
         "Whether the next training step of `loss` trains the discriminator (else the generator)."
         return int(self.step_in_cycle) < self.discriminator_updates
 
-    def _discriminator_loss(self, cond, x, fake):
+    def _discriminator_loss(self, cond, x, fake, y=None):
         d_real, d_fake = self.discriminator(cond, x), self.discriminator(cond, fake)
-        gp = gradient_penalty(self.discriminator, cond, x, fake)
-        return d_fake.mean() - d_real.mean() + self.gp_weight * gp, gp, (d_real.mean() - d_fake.mean())
+        w = d_real.mean() - d_fake.mean()
+        if not self.mismatch:
+            gp = gradient_penalty(self.discriminator, cond, x, fake)
+            return -w + self.gp_weight * gp, gp, w
+        # matching-aware: the real images of the batch, each paired with the next pair's condition (another class), are fakes too
+        other = x.roll(1, 0)
+        keep = torch.ones(len(x), dtype=torch.bool, device=x.device) if y is None else y.roll(1, 0) != y   # drop same-class pairings
+        d_mis = self.discriminator(cond[keep], other[keep]).mean() if keep.any() else d_fake.mean()
+        gp = gradient_penalty(self.discriminator, torch.cat([cond, cond[keep]]), torch.cat([x, x[keep]]), torch.cat([fake, other[keep]]))
+        return (d_fake.mean() + d_mis) / 2 - d_real.mean() + self.gp_weight * gp, gp, w
 
     def loss(self, batch:dict) -> tuple[Tensor, dict]:
         "The discriminator loss L_D at discriminator steps, the generator loss L_G at generator steps; advances the cycle in training mode."
@@ -272,7 +282,7 @@ class DAGAN(GenerativeModel):
         nan = float("nan")
         if self.discriminator_step():
             with torch.no_grad(): fake = self.generator(cond, z)
-            loss, gp, w = self._discriminator_loss(cond, x, fake)
+            loss, gp, w = self._discriminator_loss(cond, x, fake, batch.get("y"))
             stats = dict(d_loss=loss.item(), gp=gp.item(), w_dist=w.item(), g_loss=nan)
         else:
             flags = [p.requires_grad for p in self.discriminator.parameters()]
@@ -296,7 +306,7 @@ class DAGAN(GenerativeModel):
                 torch.manual_seed(seed)
                 x, cond = batch["x"], batch["cond"]
                 with torch.no_grad(): fake = self.generator(cond, torch.randn(len(cond), self.z_dim, device=cond.device))
-                d_loss, gp, w = self._discriminator_loss(cond, x, fake)
+                d_loss, gp, w = self._discriminator_loss(cond, x, fake, batch.get("y"))
                 with torch.no_grad(): g_loss = -self.discriminator(cond, fake).mean()
         finally: self.train(was)
         return dict(d_loss=d_loss.item(), gp=gp.item(), w_dist=w.item(), g_loss=g_loss.item())
