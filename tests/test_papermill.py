@@ -171,6 +171,53 @@ def test_exp_beta_injected_and_rerun_loads_checkpoints(tmp_path):
     assert not list(out.rglob(".*.tmp")), "a temporary file was left behind"
 
 
+def test_exp_generation_injected_every_figure_and_rerun_loads(tmp_path):
+    "exp_generation with tiny parameters: every sweep, two seeds, every file; a second run trains nothing and gives the same tables."
+    out = tmp_path/"out"
+    params = dict(epochs=None, steps=3, n_per_class=5, context_sizes=[2, 3, 5], attention_steps=[4],
+                  latent_sizes={"vae_ns": [4], "dagan_rn": [8]}, seeds=[0, 1], out_dir=str(out))
+    run = lambda name: pm.execute_notebook(str(ROOT/"nbs"/"exp_generation.ipynb"), str(tmp_path/name),
+                                           parameters=params, cwd=str(ROOT), kernel_name="python3", progress_bar=False)
+    run("first.ipynb")
+    summary = pd.read_csv(out/"summary.csv")
+    # 4 base models + contexts 2, 3 (5 is the base VAE-NS) + 1 attention + 2 latent sizes, per seed; rows per experiment
+    assert len(summary) == 2 * (4 + 3 + 1 + 2) and set(summary.seed) == {0, 1}
+    assert len(list((out/"checkpoints").glob("*.pt"))) == 2 * (4 + 2 + 1 + 2)           # context 5 shares the base's checkpoint
+    assert set(summary.experiment) == {"fig3a", "context", "attention", "latent"}
+    results = pd.read_csv(out/"results.csv")
+    assert results.groupby(["experiment", "variant", "model", "seed"]).size().eq(24).all()
+    dist = pd.read_csv(out/"class_distances.csv")
+    assert list(dist.columns) == ["class", "vae_ns", "vae_stn", "dagan_un", "dagan_rn"] and len(dist) == 24 and (dist.iloc[:, 1:] >= 0).all().all()
+    findings = pd.read_csv(out/"findings.csv")
+    assert len(findings) == 7 and not findings.holds.any()   # 3 steps: every model at chance, so no finding can hold
+    assert findings.note.str.contains("not recognizable beyond chance").all()
+    for f in ("fig3a.png", "fig4a.png", "fig5a.png", "fig5b.png", "seed_spread.csv", "samples_dagan_rn.png", "human.csv"):
+        assert (out/f).stat().st_size > 0, f
+    record = json.loads((out/"run.json").read_text())
+    assert record["extra"]["fig5b"]["k"] == 8 and len(record["extra"]["fig5b"]["concepts"]) == 16
+    stamps = {p.name: p.stat().st_mtime_ns for p in (out/"checkpoints").iterdir()}
+    run("second.ipynb")
+    assert {p.name: p.stat().st_mtime_ns for p in (out/"checkpoints").iterdir()} == stamps   # loaded, not retrained
+    assert set(json.loads((out/"run.json").read_text())["extra"]["timings_s"]["parallel_train_s"].values()) == {0.0}
+    pd.testing.assert_frame_equal(pd.read_csv(out/"summary.csv"), summary)
+    assert not list(out.rglob(".*.tmp")), "a temporary file was left behind"
+
+
+def test_exp_generation_refuses_bad_parameters(tmp_path):
+    "Per-model epochs must cover every model, and every per-model dict must name models."
+    for params, message in ((dict(epochs={"vae_ns": 2}), "epochs gives no number for"),
+                            (dict(latent_sizes={"vae": [4]}), "latent_sizes has keys ['vae']"),
+                            (dict(n_jobs=0), "n_jobs must be >= 1")):
+        try:
+            pm.execute_notebook(str(ROOT/"nbs"/"exp_generation.ipynb"), str(tmp_path/"bad.ipynb"),
+                                parameters=dict(out_dir=str(tmp_path/"out"), **params), cwd=str(ROOT),
+                                kernel_name="python3", progress_bar=False)
+        except pm.PapermillExecutionError as e:
+            assert message in str(e), e
+        else:
+            raise AssertionError(f"{params} was accepted")
+
+
 def test_exp_beta_refuses_bad_parameters(tmp_path):
     "A model without a beta, or a sample count the human point cannot match, stops the run with a clear error."
     for params, message in ((dict(model="dagan_un"), "the models with a beta"),
