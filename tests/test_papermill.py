@@ -203,35 +203,32 @@ def test_exp_generation_injected_every_figure_and_rerun_loads(tmp_path):
     assert not list(out.rglob(".*.tmp")), "a temporary file was left behind"
 
 
-def test_exp_generation_refuses_bad_parameters(tmp_path):
-    "Per-model epochs must cover every model, and every per-model dict must name models."
-    for params, message in ((dict(epochs={"vae_ns": 2}), "epochs gives no number for"),
-                            (dict(latent_sizes={"vae": [4]}), "latent_sizes has keys ['vae']"),
-                            (dict(n_jobs=0), "n_jobs must be >= 1")):
+def _assert_refused(tmp_path, notebook, cases):
+    "Each (parameters, message) of `cases` stops `notebook` with an error that contains the message."
+    for params, message in cases:
         try:
-            pm.execute_notebook(str(ROOT/"nbs"/"exp_generation.ipynb"), str(tmp_path/"bad.ipynb"),
+            pm.execute_notebook(str(ROOT/"nbs"/notebook), str(tmp_path/"bad.ipynb"),
                                 parameters=dict(out_dir=str(tmp_path/"out"), **params), cwd=str(ROOT),
                                 kernel_name="python3", progress_bar=False)
         except pm.PapermillExecutionError as e:
             assert message in str(e), e
         else:
-            raise AssertionError(f"{params} was accepted")
+            raise AssertionError(f"{params} was accepted by {notebook}")
+
+
+def test_exp_generation_refuses_bad_parameters(tmp_path):
+    "Per-model epochs must cover every model, and every per-model dict must name models."
+    _assert_refused(tmp_path, "exp_generation.ipynb", ((dict(epochs={"vae_ns": 2}), "epochs gives no number for"),
+                                                       (dict(latent_sizes={"vae": [4]}), "latent_sizes has keys ['vae']"),
+                                                       (dict(n_jobs=0), "n_jobs must be >= 1")))
 
 
 def test_exp_beta_refuses_bad_parameters(tmp_path):
     "A model without a beta, or a sample count the human point cannot match, stops the run with a clear error."
-    for params, message in ((dict(model="dagan_un"), "the models with a beta"),
-                            (dict(n_samples=10, epochs=None, steps=1), "n_samples must be 20"),
-                            (dict(n_jobs=0), "n_jobs must be >= 1"),
-                            (dict(critics=str(tmp_path)), "has no simclr.pt")):
-        try:
-            pm.execute_notebook(str(ROOT/"nbs"/"exp_beta.ipynb"), str(tmp_path/"bad.ipynb"),
-                                parameters=dict(out_dir=str(tmp_path/"out"), **params), cwd=str(ROOT),
-                                kernel_name="python3", progress_bar=False)
-        except pm.PapermillExecutionError as e:
-            assert message in str(e), e
-        else:
-            raise AssertionError(f"{params} was accepted")
+    _assert_refused(tmp_path, "exp_beta.ipynb", ((dict(model="dagan_un"), "the models with a beta"),
+                                                 (dict(n_samples=10, epochs=None, steps=1), "n_samples must be 20"),
+                                                 (dict(n_jobs=0), "n_jobs must be >= 1"),
+                                                 (dict(critics=str(tmp_path)), "has no simclr.pt")))
 
 
 # --- parameters are checked before any work (fewshot_nb.bench.experiment.check_parameters) ---
