@@ -8,12 +8,13 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bench/experiment.html.md"""
 from __future__ import annotations
 import ast, math, numbers, re, types, typing
 from dataclasses import dataclass, asdict, fields, replace
+from pathlib import Path
 import pandas as pd
 import yaml
 
 # %% auto #0
 __all__ = ['PAPERMILL_NAMES', 'injected_parameters', 'declared_parameters', 'type_name', 'check_value', 'check_parameters',
-           'Finding', 'findings_table', 'directional_finding']
+           'Finding', 'findings_table', 'directional_finding', 'stored_run']
 
 # %% ../../nbs/bench/60_experiment.ipynb #6127bc2b
 PAPERMILL_NAMES = ("PM_INPUT_PATH", "PM_OUTPUT_PATH")   # what `papermill --inject-paths` adds
@@ -191,3 +192,15 @@ def directional_finding(
     if margin < 0: raise ValueError(f"margin must be >= 0, got {margin}")
     near = low if sign == 1 else high          # the end of the interval closest to the alternative
     return Finding(claim, paper, where, ours, low, high, holds=sign * ours > margin, significant=sign * near > margin, note=note)
+
+# %% ../../nbs/bench/60_experiment.ipynb #597492d2
+def stored_run(
+    folder:str|Path|None,       # a stored run's folder, from the repository root (e.g. 'nbs/results/exp_beta_long'), or None
+    marker:str="summary.csv",   # the file that makes a folder a finished run
+) -> Path|None:                 # the folder found, or None when there is none
+    "The folder of a stored run: as given, or without its leading 'nbs/' (for a notebook that runs in `nbs/`)."
+    if folder is None: return None
+    p = Path(folder)
+    for cand in (p, Path(*p.parts[1:]) if len(p.parts) > 1 and p.parts[0] == "nbs" else None):
+        if cand is not None and (cand/marker).is_file(): return cand
+    return None

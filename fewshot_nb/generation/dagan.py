@@ -256,7 +256,8 @@ class DAGAN(GenerativeModel):
 
     def hparams(self) -> dict:
         return dict(image_size=self.image_size, z_dim=self.z_dim, skip=self.skip, discriminator_updates=self.discriminator_updates,
-                    gp_weight=self.gp_weight, channels=self.channels, **self._hp, **(dict(mismatch=True) if self.mismatch else {}))
+                    gp_weight=self.gp_weight, channels=self.channels, **self._hp,
+                    **(dict(mismatch=True) if self.mismatch else {}))   # only when on: the paper's configuration keeps its hash and checkpoint names
 
     def discriminator_step(self) -> bool:
         "Whether the next training step of `loss` trains the discriminator (else the generator)."
