@@ -16,13 +16,20 @@ from ..data.omniglot import fetch
 from ..training.backbones import ConvBlock, count_params
 from ..training.trainer import TrainData, EpisodeStream, ProtoNetTraining, Trainer
 from ..training.simclr import SimCLR, ViewBatches
+from ..training.maml import MAML
 
 # %% auto #0
-__all__ = ['CRITIC_FILES', 'Critic', 'load_critic', 'critic_input', 'critic_features', 'save_critic', 'critic_from_file',
-           'train_critic', 'critics_from_folder']
+__all__ = ['CRITIC_FILES', 'MAML_ORDERS', 'critic_embedding', 'Critic', 'load_critic', 'critic_input', 'critic_features',
+           'save_critic', 'critic_from_file', 'train_critic', 'CriticBody', 'maml_critic', 'save_maml_critic',
+           'maml_critic_from_file', 'train_maml_critic', 'critics_from_folder']
 
 # %% ../../nbs/generation/50_critics.ipynb #fee06ed9
 CRITIC_FILES = {'protonet': 'protonet_omniglot50_weak.pt', 'simclr': 'simclr_omniglot50_weak.pt'}
+
+def critic_embedding() -> nn.Sequential:
+    "The critic's body (Table S1): four conv blocks, Flatten, ReLU, Linear(576, 256); 50x50 inputs -> 256-d features."
+    return nn.Sequential(ConvBlock(1, 64), ConvBlock(64, 64), ConvBlock(64, 64), ConvBlock(64, 64),
+                         nn.Flatten(), nn.ReLU(), nn.Linear(576, 256))
 
 class Critic(nn.Module):
     "The Conv4 critic of Boutin et al. (2022, Table S1): 50x50 binary images -> 256-d features -> 128-d head."
@@ -33,8 +40,7 @@ class Critic(nn.Module):
         super().__init__()
         if head not in CRITIC_FILES: raise ValueError(f"head must be one of {list(CRITIC_FILES)}, got {head!r}")
         self.kind, self.head_relu = head, head_relu
-        self.embedding = nn.Sequential(ConvBlock(1, 64), ConvBlock(64, 64), ConvBlock(64, 64), ConvBlock(64, 64),
-                                       nn.Flatten(), nn.ReLU(), nn.Linear(576, 256))
+        self.embedding = critic_embedding()
         if head == 'protonet': self.metric_layer = nn.Linear(256, 128)
         else: self.projection = nn.Sequential(nn.Linear(256, 128))
         self.feat_dim, self.out_dim = 256, 128
@@ -198,6 +204,91 @@ def train_critic(
     critic = trainer.load_best().backbone.eval()
     if path is not None: save_critic(critic, path)
     return critic, hist
+
+# %% ../../nbs/generation/50_critics.ipynb #4088e211
+MAML_ORDERS = ("second", "first", "anil")
+
+class CriticBody(nn.Module):
+    "The critic's `embedding` (Table S1, up to the 256-d features) as a backbone with `out_dim`, for heads of other regimes."
+    def __init__(self):
+        super().__init__()
+        self.embedding, self.out_dim = critic_embedding(), 256
+    def forward(self, x:Tensor) -> Tensor: return self.embedding(x)   # (n, 1, 50, 50) -> (n, 256)
+
+def maml_critic(
+    order:str="second",          # 'second' (S6), 'first' (FOMAML) or 'anil' (only the head adapts)
+    n_way:int=20,                # classes per task: outputs of the Linear(256, n_way) head
+    inner_steps:int=5,           # inner SGD steps in training (S6: 5)
+    eval_inner_steps:int=10,     # inner SGD steps at test (S6: 10)
+    inner_lr:float=1e-2,         # inner SGD learning rate (S6: 1e-2)
+) -> MAML:                       # an untrained MAML critic, queries normalised with the support set's statistics
+    "The MAML critic of Boutin et al. (2022, S6): the critic's body with a `Linear(256, n_way)` head, meta-learned."
+    if order not in MAML_ORDERS: raise ValueError(f"order must be one of {MAML_ORDERS}, got {order!r}")
+    return MAML(CriticBody(), n_way, inner_steps=inner_steps, inner_lr=inner_lr, first_order=order == "first",
+                anil=order == "anil", eval_inner_steps=eval_inner_steps, query_norm="support")
+
+def _maml_order(model:MAML) -> str: return "anil" if model.anil else "first" if model.first_order else "second"
+
+def save_maml_critic(
+    model:MAML,       # a MAML critic (`maml_critic`, `train_maml_critic`)
+    path:str|Path,    # destination (.pt); written atomically
+) -> Path:
+    "Write a MAML critic's configuration and `state_dict` to `path`, atomically."
+    if not isinstance(model, MAML) or not isinstance(model.backbone, CriticBody):
+        raise ValueError(f"model must be a MAML critic (fewshot_nb.generation.critics.maml_critic), got {type(model).__name__}")
+    cfg = dict(order=_maml_order(model), n_way=model.n_way, inner_steps=model.inner_steps,
+               eval_inner_steps=model.eval_inner_steps, inner_lr=model.inner_lr)
+    with atomic_write(path) as tmp:
+        torch.save(dict(maml_critic=cfg, state_dict={k: v.detach().cpu() for k, v in model.state_dict().items()}), tmp)
+    return Path(path)
+
+def maml_critic_from_file(
+    path:str|Path,    # a file written by `save_maml_critic`
+    device="cpu",     # where to put the network
+) -> MAML:            # the MAML critic in eval mode
+    "Load a MAML critic written by `save_maml_critic` (strict key check)."
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(state, dict) or "maml_critic" not in state:
+        raise ValueError(f"{path} is not a MAML critic file: write one with fewshot_nb.generation.critics.save_maml_critic")
+    model = maml_critic(**state["maml_critic"])
+    model.load_state_dict(state["state_dict"], strict=True)
+    return model.to(device).eval()
+
+def train_maml_critic(
+    data,                      # `OmniglotImages` at 50 px (`load_omniglot(size=50)`); binarised in the batches
+    classes=None,              # class names to train on, e.g. `weak_split(data)['train']`; None: all
+    steps:int=2000,            # outer (Adam) steps
+    order:str="second",        # 'second' (S6), 'first' or 'anil'
+    n_way:int=20,              # classes per task (S6: 20)
+    n_query:int=5,             # queries per class in training (S6 does not say)
+    n_tasks:int=4,             # tasks per outer step (S6: 4)
+    lr:float=1e-3,             # outer Adam learning rate (S6: 1e-3)
+    inner_lr:float=1e-2,       # inner SGD learning rate (S6: 1e-2)
+    inner_steps:int=5,         # inner steps in training (S6: 5)
+    eval_inner_steps:int=10,   # inner steps at test and validation (S6: 10)
+    seed:int=0,                # seed of the episodes and of torch
+    checkpoint:str|Path|None=None, # `Trainer` checkpoint, resumed from if it exists
+    path:str|Path|None=None,   # also save the trained critic there (`save_maml_critic`)
+    device="cpu",              # 'cpu', 'cuda' or 'auto'
+    progress:bool=False,       # show a progress bar
+    **kw,                      # more `Trainer` arguments (val_images, val_tasks, val_every, checkpoint_every, ...)
+) -> tuple[MAML, pd.DataFrame]: # the critic (eval mode, best validated weights, on `device`) and the training history
+    "Meta-train the MAML critic of S6 on 1-shot `n_way` episodes of binarised 50 px images."
+    if getattr(data, "size", None) != 50:
+        raise ValueError(f"the critic takes 50 px images, got data at {getattr(data, 'size', None)} px; "
+                         "load them with load_omniglot(size=50, resample='bilinear')")
+    if steps < 1: raise ValueError(f"steps must be >= 1, got {steps}")
+    td = TrainData.from_omniglot(data, classes)
+    if td.n_classes < n_way: raise ValueError(f"{td.n_classes} training classes cannot fill {n_way}-way episodes; lower n_way")
+    torch.manual_seed(seed)
+    method = maml_critic(order, n_way, inner_steps, eval_inner_steps, inner_lr)
+    source = EpisodeStream(td, n_way=n_way, n_shot=1, n_query=n_query, n_tasks=n_tasks, binarize=0.5)
+    trainer = Trainer(method, source, n_steps=steps, lr=lr, seed=seed, checkpoint=checkpoint, device=device,
+                      progress=progress, optimizer="adam", **kw)
+    hist = trainer.fit()
+    model = trainer.load_best().eval()
+    if path is not None: save_maml_critic(model, path)
+    return model, hist
 
 # %% ../../nbs/generation/50_critics.ipynb #f44524f3
 def critics_from_folder(

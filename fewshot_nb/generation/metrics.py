@@ -6,19 +6,22 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/generation/metrics.html.md"""
 
 # %% ../../nbs/generation/51_metrics.ipynb #f95b6d3b
 from __future__ import annotations
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 import numpy as np, pandas as pd, torch, torch.nn.functional as F
 from torch import Tensor
 from scipy import stats
 from ..core import as_rng, to_tensor
 from ..metrics import CI, mean_ci
-from .critics import Critic, critic_features
+from torch.func import vmap
+from .critics import Critic, critic_features, critic_input
 
 # %% auto #0
 __all__ = ['select_prototypes', 'diversity', 'cosine_dispersion', 'RecognizabilityTasks', 'recognizability_tasks',
            'Recognizability', 'recognizability_from_feats', 'recognizability', 'images_by_class', 'OwnPrototypeRate',
            'own_prototype_rate', 'HumanPoint', 'human_point', 'distance_to_humans', 'z_scale',
-           'class_distances_to_humans', 'Correlation', 'metric_correlations', 'SweepFit', 'fit_sweep']
+           'class_distances_to_humans', 'Correlation', 'metric_correlations', 'maml_recognizability', 'CriticAgreement',
+           'critic_agreement', 'tsne', 'class_separation', 'SweepFit', 'fit_sweep']
 
 # %% ../../nbs/generation/51_metrics.ipynb #1e80b567
 def select_prototypes(
@@ -133,6 +136,7 @@ class Recognizability:
     correct: np.ndarray    # (n_tasks, n_way) bool: query k of task t was assigned to its own class
     per_class: np.ndarray  # (n_classes,) float64 fraction of each class's queries classified correctly
     ci: CI                 # mean of per_class with its 95% Student-t interval over classes
+    scores: np.ndarray|None = field(default=None, repr=False) # (n_tasks, n_way, n_way) float32: the critic's score of query k for support class j (higher: more likely)
 
     @property
     def accuracy(self) -> float: return self.ci.mean
@@ -147,6 +151,20 @@ def _sample_table(samples, name:str) -> tuple[Tensor, np.ndarray, np.ndarray]:
     if not groups: raise ValueError(f"{name} is empty")
     sizes = np.array([len(g) for g in groups])
     return torch.cat(groups), np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes
+
+def _from_scores(
+    scores,                      # (n_tasks, n_way queries, n_way classes) scores, higher = more likely
+    tasks:RecognizabilityTasks,  # the manifest they answer
+    confidence:float=0.95,       # coverage of the interval over classes
+) -> Recognizability:
+    "Correctness (query k of a task belongs to its k-th class), per-class accuracy and its interval, from the scores."
+    scores = np.asarray(scores)
+    if scores.shape != tasks.classes.shape + (tasks.n_way,):
+        raise ValueError(f"scores must be (n_tasks, n_way, n_way) = {tasks.classes.shape + (tasks.n_way,)}, got {scores.shape}")
+    correct = scores.argmax(-1) == np.arange(tasks.n_way)                   # at the scores' own precision
+    hits = np.bincount(tasks.classes.ravel(), weights=correct.ravel(), minlength=tasks.n_classes)
+    per_class = hits / np.bincount(tasks.classes.ravel(), minlength=tasks.n_classes)
+    return Recognizability(correct, per_class, mean_ci(per_class, confidence), scores.astype(np.float32))
 
 def recognizability_from_feats(
     proto_feats,                 # (n_classes, d) embedding of each class's prototype
@@ -171,10 +189,7 @@ def recognizability_from_feats(
     query = s[torch.from_numpy(offset[tasks.classes] + tasks.queries)]                      # (T, K, d)
     d2 = (query.pow(2).sum(-1, keepdim=True) - 2 * query @ support.transpose(1, 2)
           + support.pow(2).sum(-1).unsqueeze(1))                                            # (T, K queries, K supports)
-    correct = (d2.argmin(-1) == torch.arange(tasks.n_way)).numpy()
-    hits = np.bincount(tasks.classes.ravel(), weights=correct.ravel(), minlength=tasks.n_classes)
-    per_class = hits / np.bincount(tasks.classes.ravel(), minlength=tasks.n_classes)
-    return Recognizability(correct, per_class, mean_ci(per_class, confidence))
+    return _from_scores((-d2).numpy(), tasks, confidence)                                     # nearest prototype
 
 def recognizability(
     critic:Critic,               # the Prototypical Net critic (`load_critic('protonet')`)
@@ -345,6 +360,125 @@ def metric_correlations(
     if np.ptp(a) == 0 or np.ptp(b) == 0: raise ValueError("a or b is constant: its correlation is undefined")
     r, rp = stats.pearsonr(a, b); rho, sp = stats.spearmanr(a, b)
     return Correlation(float(r), float(rp), float(rho), float(sp), len(a))
+
+# %% ../../nbs/generation/51_metrics.ipynb #739f779d
+def maml_recognizability(
+    model,                       # a trained MAML critic (`generation.critics.train_maml_critic` / `maml_critic_from_file`)
+    prototypes,                  # (n_classes, H, W) or (n_classes, 1, H, W) prototype images
+    samples,                     # samples as `recognizability` takes them, or a dict name -> samples (scored on the same adaptations)
+    tasks:RecognizabilityTasks,  # the manifest (its `n_way` must be the critic's)
+    chunk_size:int=16,           # tasks adapted at once (bounds memory, not the result)
+    confidence:float=0.95,       # coverage of the interval over classes
+    **kw,                        # passed to `critic_input` (size, threshold, minmax)
+):                               # a `Recognizability` (with the logits as `scores`), or a dict name -> `Recognizability`
+    "Recognizability under the MAML critic: adapt to the prototypes of each task, then classify its queries."
+    if tasks.n_way != model.n_way: raise ValueError(f"the tasks are {tasks.n_way}-way but the MAML critic has n_way={model.n_way}")
+    if chunk_size < 1: raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+    single = not isinstance(samples, dict)
+    sets = {None: samples} if single else dict(samples)
+    if not sets: raise ValueError("samples is an empty dict: give at least one set of samples")
+    protos = critic_input(prototypes, **kw)
+    if len(protos) != tasks.n_classes: raise ValueError(f"the manifest has {tasks.n_classes} classes but there are {len(protos)} prototypes")
+    tables = {}
+    for name, s in sets.items():
+        allx, offset, sizes = _sample_table(s, "samples" if single else f"samples[{name!r}]")
+        if len(sizes) != tasks.n_classes or (sizes != tasks.n_samples).any():
+            raise ValueError(f"samples{'' if single else f'[{name!r}]'} must hold {tasks.n_classes} classes with the manifest's "
+                             f"{tasks.n_samples.tolist()[:3]}... samples each; draw the manifest for these samples")
+        tables[name] = (critic_input(allx, **kw), offset)
+    dev = model.head.weight.device
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    labels = torch.arange(tasks.n_way, device=dev)
+    adapt = vmap(model.adapt_task, in_dims=(0, None, None, None))
+    classify = vmap(lambda p, s, q: model._query_fwd(model._net_fwd, p, s, q))
+    out = {name: [] for name in sets}
+    with torch.no_grad():
+        for i in range(0, tasks.n_tasks, chunk_size):
+            cls, qi = tasks.classes[i:i + chunk_size], tasks.queries[i:i + chunk_size]
+            xs = protos[torch.from_numpy(cls)].to(dev)                                  # (c, K, 1, S, S)
+            fast = adapt(xs, labels, model.eval_inner_steps, params)
+            for name, (x, offset) in tables.items():
+                xq = x[torch.from_numpy(offset[cls] + qi)].to(dev)                        # (c, K, 1, S, S): query k of class k
+                out[name].append(classify(fast, xs, xq).float().cpu())
+    res = {name: _from_scores(torch.cat(v).numpy(), tasks, confidence) for name, v in out.items()}
+    return res[None] if single else res
+
+@dataclass(frozen=True)
+class CriticAgreement:
+    "How two critics agree on the same tasks (S7)."
+    accuracy: Correlation  # per-class accuracies of the two critics (the paper: Spearman's rho = 0.60)
+    scores: Correlation    # per-query scores for every support class (the paper: Pearson's r = -0.62 against distances)
+    same_answer: float     # fraction of queries both assign to the same class
+    def __repr__(self):
+        return (f"CriticAgreement(per-class accuracy: Spearman rho = {self.accuracy.spearman:.2f} (p = {self.accuracy.spearman_p:.2g}); "
+                f"scores: Pearson r = {self.scores.pearson:.2f}; same answer on {100 * self.same_answer:.1f}% of queries)")
+
+def critic_agreement(
+    a:Recognizability,   # one critic's answers (e.g. `recognizability` with the ProtoNet critic)
+    b:Recognizability,   # the other's, on the same manifest (e.g. `maml_recognizability`)
+) -> CriticAgreement:
+    "Spearman correlation of the per-class accuracies, Pearson correlation of the scores, and agreement of the answers."
+    if a.scores is None or b.scores is None: raise ValueError("both results need their scores: compute them with recognizability or maml_recognizability")
+    if a.scores.shape != b.scores.shape: raise ValueError(f"the two results answer different manifests: scores {a.scores.shape} and {b.scores.shape}")
+    return CriticAgreement(metric_correlations(a.per_class, b.per_class), metric_correlations(a.scores.ravel(), b.scores.ravel()),
+                           float((a.scores.argmax(-1) == b.scores.argmax(-1)).mean()))
+
+# %% ../../nbs/generation/51_metrics.ipynb #9379ef71
+def tsne(
+    feats,                       # (n, d) features
+    n_components:int=2,          # dimensions of the embedding
+    perplexity:float=30.0,       # effective number of neighbours of each point (must be < n)
+    steps:int=1000,              # gradient steps
+    seed:int=0,                  # seed of the initial embedding
+    exaggeration:float=12.0,     # early exaggeration factor of P
+    exaggeration_steps:int=250,  # steps with exaggeration (and momentum 0.5)
+    lr:float|None=None,          # learning rate (default: max(n / exaggeration / 4, 50))
+) -> tuple[np.ndarray, float]:   # the (n, n_components) embedding and the final KL divergence KL(P || Q)
+    "Exact t-SNE: Gaussian affinities at a fixed perplexity, Student-t similarities in the embedding, gradient descent on KL(P || Q)."
+    x = to_tensor(feats, "feats").double()
+    if x.ndim != 2: raise ValueError(f"feats must be (n, d), got {tuple(x.shape)}")
+    n = len(x)
+    if not torch.isfinite(x).all(): raise ValueError("feats contain NaN or infinite values")
+    if not 1 <= perplexity < n - 1: raise ValueError(f"perplexity must lie in [1, n - 1) = [1, {n - 1}), got {perplexity}: lower it")
+    if steps < 1 or not 0 <= exaggeration_steps <= steps: raise ValueError(f"need steps >= 1 and 0 <= exaggeration_steps <= steps, got {steps}, {exaggeration_steps}")
+    off = ~torch.eye(n, dtype=torch.bool)
+    d2 = torch.cdist(x, x).pow(2)
+    d2 = d2 / d2[off].mean().clamp_min(1e-12)                  # scale-free bisection start
+    beta, lo, hi = torch.ones(n, dtype=torch.float64), torch.zeros(n, dtype=torch.float64), torch.full((n,), math.inf, dtype=torch.float64)
+    for _ in range(200):                                        # bisection on each row's precision: entropy = log(perplexity)
+        p = torch.softmax((-d2 * beta[:, None]).masked_fill(~off, -math.inf), 1)
+        h = -(p * p.clamp_min(1e-300).log()).sum(1)
+        flat = h > math.log(perplexity)                         # too flat: sharpen
+        lo, hi = torch.where(flat, beta, lo), torch.where(flat, hi, beta)
+        beta = torch.where(torch.isinf(hi), beta * 2, (lo + hi) / 2)
+        if (h - math.log(perplexity)).abs().max() < 1e-6: break
+    P = ((p + p.T) / (2 * n)).clamp_min(1e-12)
+    y = torch.randn(n, n_components, generator=torch.Generator().manual_seed(seed), dtype=torch.float64) * 1e-4
+    vel, gains = torch.zeros_like(y), torch.ones_like(y)
+    lr = max(n / exaggeration / 4, 50.0) if lr is None else float(lr)
+    for t in range(steps):
+        early = t < exaggeration_steps
+        w = 1 / (1 + torch.cdist(y, y).pow(2)); w.fill_diagonal_(0)
+        Q = (w / w.sum()).clamp_min(1e-12)
+        W = ((exaggeration if early else 1.0) * P - Q) * w
+        grad = 4 * (W.sum(1, keepdim=True) * y - W @ y)
+        gains = torch.where(torch.sign(grad) != torch.sign(vel), gains + 0.2, gains * 0.8).clamp_min(0.01)
+        vel = (0.5 if early else 0.8) * vel - lr * gains * grad
+        y = y + vel
+    w = 1 / (1 + torch.cdist(y, y).pow(2)); w.fill_diagonal_(0)
+    Q = (w / w.sum()).clamp_min(1e-12)
+    return y.numpy(), float((P * (P / Q).log()).sum())
+
+def class_separation(
+    feats,    # (n, d) features (or an embedding)
+    labels,   # (n,) class labels
+) -> float:   # leave-one-out 1-nearest-neighbour accuracy (Euclidean); chance: 1 / n_classes
+    "How well classes cluster: the fraction of points whose nearest other point has the same label."
+    x = to_tensor(feats, "feats").double(); y = np.asarray(labels)
+    if x.ndim != 2 or len(y) != len(x): raise ValueError(f"feats must be (n, d) and labels (n,), got {tuple(x.shape)} and {y.shape}")
+    if len(x) < 2: raise ValueError("need at least two points")
+    d = torch.cdist(x, x); d.fill_diagonal_(math.inf)
+    return float((y[d.argmin(1).numpy()] == y).mean())
 
 # %% ../../nbs/generation/51_metrics.ipynb #0e10b926
 @dataclass(frozen=True)

@@ -1,0 +1,47 @@
+"""Learning curve of the MAML critic (Boutin et al. 2022, S6) on the weak split at 50 px.
+
+Trains `fewshot_nb.generation.critics.maml_critic` with the `Trainer` that `train_maml_critic` uses (same
+checkpoint, so a later `train_maml_critic` call with the same arguments resumes it), and writes after every
+validation a CSV row: step, seconds, training loss, 20-way 1-shot accuracy on the 24 test classes of the minimal sets.
+
+    FEWSHOT_DATA=../shared/data OMP_NUM_THREADS=1 python tools/maml_critic_curve.py --order anil --steps 3000 \
+        --out nbs/results/critic_controls/maml_anil_curve.csv --checkpoint runs/maml_critic/anil.ckpt
+"""
+import argparse, json, time
+from pathlib import Path
+import pandas as pd, torch
+from fewshot_nb.core import atomic_write
+from fewshot_nb.data.omniglot import load_omniglot
+from fewshot_nb.data.splits import weak_split
+from fewshot_nb.data.samplers import EpisodeSampler
+from fewshot_nb.generation.critics import maml_critic, critic_input, save_maml_critic
+from fewshot_nb.training.trainer import TrainData, EpisodeStream, Trainer
+
+p = argparse.ArgumentParser()
+p.add_argument("--order", default="second"); p.add_argument("--steps", type=int, default=2000)
+p.add_argument("--n-query", type=int, default=5); p.add_argument("--n-tasks", type=int, default=4)
+p.add_argument("--inner-lr", type=float, default=1e-2); p.add_argument("--lr", type=float, default=1e-3)
+p.add_argument("--val-every", type=int, default=100); p.add_argument("--val-tasks", type=int, default=50)
+p.add_argument("--threads", type=int, default=1); p.add_argument("--seed", type=int, default=0)
+p.add_argument("--out", required=True); p.add_argument("--checkpoint", required=True); p.add_argument("--save")
+a = p.parse_args()
+torch.set_num_threads(a.threads)
+omni = load_omniglot(size=50, resample="bilinear")
+split = weak_split(omni)
+test = omni.subset(split["test"])
+td = TrainData.from_omniglot(omni, split["train"])
+torch.manual_seed(a.seed)
+method = maml_critic(a.order, 20, 5, 10, a.inner_lr)
+source = EpisodeStream(td, n_way=20, n_shot=1, n_query=a.n_query, n_tasks=a.n_tasks, binarize=0.5)
+val = EpisodeSampler(test.labels, 20, 1, 1).sample_batch(a.val_tasks, seed=0)
+t = Trainer(method, source, n_steps=a.steps, lr=a.lr, seed=a.seed, checkpoint=a.checkpoint, optimizer="adam",
+            val_images=critic_input(test.images), val_tasks=val, val_every=a.val_every, progress=False)
+out = Path(a.out); rows = pd.read_csv(out).to_dict("records") if out.exists() else []
+while t.step < a.steps:
+    t0 = time.time(); hist = t.fit(until=t.step + a.val_every)
+    last = hist.dropna(subset=[c for c in hist.columns if c.startswith("val")][:1]).iloc[-1]
+    row = dict(step=t.step, seconds=round(time.time() - t0, 1), order=a.order, n_query=a.n_query, inner_lr=a.inner_lr,
+               **{k: float(v) for k, v in last.items() if k != "step" and isinstance(v, (int, float))})
+    rows.append(row); print(json.dumps(row), flush=True)
+    with atomic_write(out) as tmp: pd.DataFrame(rows).to_csv(tmp, index=False)
+if a.save: save_maml_critic(t.load_best().eval(), a.save)
