@@ -175,14 +175,16 @@ def test_exp_generation_injected_every_figure_and_rerun_loads(tmp_path):
     "exp_generation with tiny parameters: every sweep, two seeds, every file; a second run trains nothing and gives the same tables."
     out = tmp_path/"out"
     params = dict(epochs=None, steps=3, n_per_class=5, context_sizes=[2, 3, 5], attention_steps=[4],
-                  latent_sizes={"vae_ns": [4], "dagan_rn": [8]}, seeds=[0, 1], out_dir=str(out))
+                  latent_sizes={"vae_ns": [4], "dagan_rn": [8]}, seeds=[0, 1], maml_steps=2, control_per_class=5,
+                  out_dir=str(out))
     run = lambda name: pm.execute_notebook(str(ROOT/"nbs"/"exp_generation.ipynb"), str(tmp_path/name),
                                            parameters=params, cwd=str(ROOT), kernel_name="python3", progress_bar=False)
     run("first.ipynb")
     summary = pd.read_csv(out/"summary.csv")
     # 4 base models + contexts 2, 3 (5 is the base VAE-NS) + 1 attention + 2 latent sizes, per seed; rows per experiment
     assert len(summary) == 2 * (4 + 3 + 1 + 2) and set(summary.seed) == {0, 1}
-    assert len(list((out/"checkpoints").glob("*.pt"))) == 2 * (4 + 2 + 1 + 2)           # context 5 shares the base's checkpoint
+    # context 5 shares the base's checkpoint; one MAML critic
+    assert len(list((out/"checkpoints").glob("*.pt"))) == 2 * (4 + 2 + 1 + 2) + 1
     assert set(summary.experiment) == {"fig3a", "context", "attention", "latent"}
     results = pd.read_csv(out/"results.csv")
     assert results.groupby(["experiment", "variant", "model", "seed"]).size().eq(24).all()
@@ -191,7 +193,12 @@ def test_exp_generation_injected_every_figure_and_rerun_loads(tmp_path):
     findings = pd.read_csv(out/"findings.csv")
     assert len(findings) == 7 and not findings.holds.any()   # 3 steps: every model at chance, so no finding can hold
     assert findings.note.str.contains("not recognizable beyond chance").all()
-    for f in ("fig3a.png", "fig4a.png", "fig5a.png", "fig5b.png", "seed_spread.csv", "samples_dagan_rn.png", "human.csv"):
+    controls = pd.read_csv(out/"critic_controls.csv")   # humans, the four models, pooled: both critics on the same tasks
+    assert controls.source.tolist() == ["humans", "vae_ns", "vae_stn", "dagan_un", "dagan_rn", "pooled"]
+    assert controls.protonet.iloc[0] > 0.5 and controls[["protonet", "maml", "same_answer"]].apply(lambda c: c.between(0, 1)).all().all()
+    tsne_ = pd.read_csv(out/"tsne.csv")
+    assert len(tsne_) == 2 * 20 * 20 and set(tsne_.critic) == {"Prototypical Net (labels)", "SimCLR (no labels)"}
+    for f in ("fig3a.png", "fig4a.png", "fig5a.png", "fig5b.png", "fig_s4_tsne.png", "seed_spread.csv", "samples_dagan_rn.png", "human.csv"):
         assert (out/f).stat().st_size > 0, f
     record = json.loads((out/"run.json").read_text())
     assert record["extra"]["fig5b"]["k"] == 8 and len(record["extra"]["fig5b"]["concepts"]) == 16
@@ -220,7 +227,9 @@ def test_exp_generation_refuses_bad_parameters(tmp_path):
     "Per-model epochs must cover every model, and every per-model dict must name models."
     _assert_refused(tmp_path, "exp_generation.ipynb", ((dict(epochs={"vae_ns": 2}), "epochs gives no number for"),
                                                        (dict(latent_sizes={"vae": [4]}), "latent_sizes has keys ['vae']"),
-                                                       (dict(n_jobs=0), "n_jobs must be >= 1")))
+                                                       (dict(n_jobs=0), "n_jobs must be >= 1"),
+                                                       (dict(maml_order="third"), "maml_order must be one of"),
+                                                       (dict(maml_critic="no/such.pt"), "is not a file")))
 
 
 def test_exp_beta_refuses_bad_parameters(tmp_path):
