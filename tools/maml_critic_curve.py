@@ -1,11 +1,12 @@
 """Learning curve of the MAML critic (Boutin et al. 2022, S6) on the weak split at 50 px.
 
-Trains `fewshot_nb.generation.critics.maml_critic` with the `Trainer` that `train_maml_critic` uses (same
-checkpoint, so a later `train_maml_critic` call with the same arguments resumes it), and writes after every
-validation a CSV row: step, seconds, training loss, 20-way 1-shot accuracy on the 24 test classes of the minimal sets.
+Trains `fewshot_nb.generation.critics.maml_critic` with a `Trainer`, as `train_maml_critic` does, and writes after
+every validation a CSV row: step, seconds, training loss, and the 20-way 1-shot accuracy (10 inner steps) on 50
+fixed tasks of the 24 test classes of the minimal sets. Resumable: run the same command again.
 
     FEWSHOT_DATA=../shared/data OMP_NUM_THREADS=1 python tools/maml_critic_curve.py --order anil --steps 3000 \
-        --out nbs/results/critic_controls/maml_anil_curve.csv --checkpoint runs/maml_critic/anil.ckpt
+        --out runs/maml_critic/anil_curve.csv --checkpoint runs/maml_critic/anil.ckpt \
+        [--until 800 --save runs/maml_critic/anil_800.pt]
 """
 import argparse, json, time
 from pathlib import Path
@@ -23,7 +24,9 @@ p.add_argument("--n-query", type=int, default=5); p.add_argument("--n-tasks", ty
 p.add_argument("--inner-lr", type=float, default=1e-2); p.add_argument("--lr", type=float, default=1e-3)
 p.add_argument("--val-every", type=int, default=100); p.add_argument("--val-tasks", type=int, default=50)
 p.add_argument("--threads", type=int, default=1); p.add_argument("--seed", type=int, default=0)
-p.add_argument("--out", required=True); p.add_argument("--checkpoint", required=True); p.add_argument("--save")
+p.add_argument("--out", required=True); p.add_argument("--checkpoint", required=True)
+p.add_argument("--save", help="write the critic's last weights there (save_maml_critic) when done")
+p.add_argument("--until", type=int, help="stop at this step (default: --steps); run again with a larger one to go on")
 a = p.parse_args()
 torch.set_num_threads(a.threads)
 omni = load_omniglot(size=50, resample="bilinear")
@@ -37,11 +40,12 @@ val = EpisodeSampler(test.labels, 20, 1, 1).sample_batch(a.val_tasks, seed=0)
 t = Trainer(method, source, n_steps=a.steps, lr=a.lr, seed=a.seed, checkpoint=a.checkpoint, optimizer="adam",
             val_images=critic_input(test.images), val_tasks=val, val_every=a.val_every, progress=False)
 out = Path(a.out); rows = pd.read_csv(out).to_dict("records") if out.exists() else []
-while t.step < a.steps:
-    t0 = time.time(); hist = t.fit(until=t.step + a.val_every)
+until = min(a.until or a.steps, a.steps)
+while t.step < until:
+    t0 = time.time(); hist = t.fit(until=min(t.step + a.val_every, until))
     last = hist.dropna(subset=[c for c in hist.columns if c.startswith("val")][:1]).iloc[-1]
     row = dict(step=t.step, seconds=round(time.time() - t0, 1), order=a.order, n_query=a.n_query, inner_lr=a.inner_lr,
                **{k: float(v) for k, v in last.items() if k != "step" and isinstance(v, (int, float))})
     rows.append(row); print(json.dumps(row), flush=True)
     with atomic_write(out) as tmp: pd.DataFrame(rows).to_csv(tmp, index=False)
-if a.save: save_maml_critic(t.load_best().eval(), a.save)
+if a.save: save_maml_critic(t.method.eval(), a.save)   # the last weights, as the experiment notebook's critic (no validation there)
