@@ -6,7 +6,7 @@ fixed tasks of the 24 test classes of the minimal sets. Resumable: run the same 
 
     FEWSHOT_DATA=../shared/data OMP_NUM_THREADS=1 python tools/maml_critic_curve.py --order anil --steps 3000 \
         --out runs/maml_critic/anil_curve.csv --checkpoint runs/maml_critic/anil.ckpt \
-        [--until 800 --save runs/maml_critic/anil_800.pt]
+        [--until 300 --save runs/maml_critic/anil_best.pt --best]
 """
 import argparse, json, time
 from pathlib import Path
@@ -25,7 +25,8 @@ p.add_argument("--inner-lr", type=float, default=1e-2); p.add_argument("--lr", t
 p.add_argument("--val-every", type=int, default=100); p.add_argument("--val-tasks", type=int, default=50)
 p.add_argument("--threads", type=int, default=1); p.add_argument("--seed", type=int, default=0)
 p.add_argument("--out", required=True); p.add_argument("--checkpoint", required=True)
-p.add_argument("--save", help="write the critic's last weights there (save_maml_critic) when done")
+p.add_argument("--save", help="write the critic there (save_maml_critic) when done: its last weights, or with --best its best validated ones")
+p.add_argument("--best", action="store_true", help="save the best validated weights instead of the last")
 p.add_argument("--until", type=int, help="stop at this step (default: --steps); run again with a larger one to go on")
 a = p.parse_args()
 torch.set_num_threads(a.threads)
@@ -48,4 +49,4 @@ while t.step < until:
                **{k: float(v) for k, v in last.items() if k != "step" and isinstance(v, (int, float))})
     rows.append(row); print(json.dumps(row), flush=True)
     with atomic_write(out) as tmp: pd.DataFrame(rows).to_csv(tmp, index=False)
-if a.save: save_maml_critic(t.method.eval(), a.save)   # the last weights, as the experiment notebook's critic (no validation there)
+if a.save: save_maml_critic((t.load_best() if a.best else t.method).eval(), a.save)
