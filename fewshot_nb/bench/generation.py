@@ -20,9 +20,9 @@ from ..generation.metrics import diversity, recognizability, human_point, images
 from ..generation.base import GenerativeModel, generate_samples
 
 # %% auto #0
-__all__ = ['GENERATIVE_MODELS', 'GenerationBench', 'schedule_kwargs', 'train_generative_model', 'training_recipe',
+__all__ = ['GENERATIVE_MODELS', 'SWEEPS', 'GenerationBench', 'schedule_kwargs', 'train_generative_model', 'training_recipe',
            'generative_model_class', 'make_generative_model', 'run_generative_model', 'train_generative_models',
-           'summarise_scores', 'plot_plane']
+           'summarise_scores', 'plot_plane', 'plot_sweeps']
 
 # %% ../../nbs/bench/62_generation.ipynb #f0f62b34
 class GenerationBench:
@@ -301,3 +301,39 @@ def plot_plane(
     ax.set_xlabel("diversity (SimCLR features, Eq. 2)"); ax.set_ylabel("recognizability (ProtoNet critic)")
     ax.legend(fontsize=7)
     return ax
+
+# %% ../../nbs/bench/62_generation.ipynb #acfbacde
+SWEEPS = (("context", "set_size", None, "VAE-NS, context size"), ("attention", "n_steps", None, "VAE-STN, attention steps"),
+          ("latent", "z_dim", "each", "{model}, latent size"))   # (experiment, swept column, per model?, label)
+
+def plot_sweeps(
+    summary:pd.DataFrame,  # one row per configuration and seed: experiment, model, seed, diversity, recognizability, the swept columns
+    human,                 # the human point: a `HumanPoint`, or (diversity, recognizability)
+    ax=None,
+) -> pd.DataFrame:         # the plotted points: sweep, value, n_seeds, means and standard deviations (NaN for one seed)
+    "Fig. 4a: each sweep of `summary` as a line through its values (means over seeds, with their standard deviation as error bars)."
+    rows = []
+    for experiment, col, each, label in SWEEPS:
+        s = summary[summary.experiment == experiment] if "experiment" in summary else summary.iloc[:0]
+        if not len(s): continue
+        if col not in s: raise ValueError(f"the {experiment!r} rows of summary have no {col!r} column: pass the experiment's summary.csv")
+        for model, g in (s.groupby("model", sort=False) if each else [(None, s)]):
+            seeds = g.groupby(col)
+            m, sd = seeds[["diversity", "recognizability"]].mean(), seeds[["diversity", "recognizability"]].std()
+            for v in m.index:
+                rows.append(dict(sweep=label.format(model=model), value=v, n_seeds=int(seeds.size()[v]), diversity=m.diversity[v],
+                                 diversity_sd=sd.diversity[v], recognizability=m.recognizability[v], recognizability_sd=sd.recognizability[v]))
+    table = pd.DataFrame(rows, columns=["sweep", "value", "n_seeds", "diversity", "diversity_sd", "recognizability", "recognizability_sd"])
+    if not len(table): return table
+    import matplotlib.pyplot as plt
+    if ax is None: _, ax = plt.subplots(figsize=(5.5, 4.2), dpi=65)
+    for name, g in table.groupby("sweep", sort=False):
+        g = g.sort_values("value")
+        several = (g.n_seeds > 1).all()
+        ax.errorbar(g.diversity, g.recognizability, xerr=g.diversity_sd if several else None, yerr=g.recognizability_sd if several else None,
+                    fmt="o-", ms=4, capsize=2, label=name + (f" ({g.n_seeds.min()} seeds, ± sd)" if several else ""))
+        for _, r in g.iterrows(): ax.annotate(f"{r.value:g}", (r.diversity, r.recognizability), fontsize=8, xytext=(3, 3), textcoords="offset points")
+    hd, hr = (human.diversity_ci.mean, human.recognizability_ci.mean) if hasattr(human, "diversity_ci") else human
+    ax.plot([hd], [hr], "k*", ms=14, label="human")
+    ax.set_xlabel("diversity (SimCLR features, Eq. 2)"); ax.set_ylabel("recognizability (ProtoNet critic)"); ax.legend(fontsize=8)
+    return table

@@ -6,6 +6,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/generation/dagan.html.md"""
 
 # %% ../../nbs/generation/55_dagan.ipynb #781ff0b3
 from __future__ import annotations
+import copy
 import torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
 from .base import GenerativeModel
@@ -211,12 +212,14 @@ class DAGAN(GenerativeModel):
                  dropout:float=0.5,          # dropout of generator and discriminator (released code: 0.5)
                  bn_momentum:float=0.01,     # generator BatchNorm momentum (released code: 0.01)
                  channels:int=1,             # image channels
+                 ema:float=0.0,              # decay of a running average of the generator's weights, which then draws the samples (0: off)
                 ):
         super().__init__(image_size, channels)
         if discriminator_updates < 1: raise ValueError(f"discriminator_updates must be >= 1, got {discriminator_updates}")
         if z_dim < 1: raise ValueError(f"z_dim must be >= 1, got {z_dim}")
         if not gp_weight >= 0: raise ValueError(f"gp_weight must be >= 0, got {gp_weight}")
         if not 0 <= dropout < 1: raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        if not 0 <= ema < 1: raise ValueError(f"ema must be in [0, 1) (0: no running average; 0.99 to 0.999 are usual), got {ema}")
         self.z_dim, self.skip, self.discriminator_updates, self.gp_weight = int(z_dim), bool(skip), int(discriminator_updates), float(gp_weight)
         self.mismatch = bool(mismatch)
         self.cycle = self.discriminator_updates + 1
@@ -225,6 +228,10 @@ class DAGAN(GenerativeModel):
         self.generator = DAGANGenerator(image_size, channels, z_dim, skip, widths, n_layers, z_channels, dropout, bn_momentum)
         self.discriminator = DAGANDiscriminator(image_size, channels, discriminator_widths, discriminator_layers, discriminator_hidden, dropout)
         self.register_buffer("step_in_cycle", torch.zeros((), dtype=torch.long))
+        self.ema = float(ema)
+        if self.ema:   # a frozen copy: not trained by the optimiser, saved in checkpoints
+            self.generator_ema = copy.deepcopy(self.generator).requires_grad_(False)
+            self.register_buffer("ema_updates", torch.zeros((), dtype=torch.long))
 
     def epoch_steps(self, source) -> int:
         """Training steps in one epoch as the reference implementation (dagan_torch, on which the paper's is based)
@@ -257,7 +264,7 @@ class DAGAN(GenerativeModel):
     def hparams(self) -> dict:
         return dict(image_size=self.image_size, z_dim=self.z_dim, skip=self.skip, discriminator_updates=self.discriminator_updates,
                     gp_weight=self.gp_weight, channels=self.channels, **self._hp,
-                    **(dict(mismatch=True) if self.mismatch else {}))   # only when on: the paper's configuration keeps its hash and checkpoint names
+                    **(dict(mismatch=True) if self.mismatch else {}), **(dict(ema=self.ema) if self.ema else {}))   # only when on: the paper's configuration keeps its hash and checkpoint names
 
     def discriminator_step(self) -> bool:
         "Whether the next training step of `loss` trains the discriminator (else the generator)."
@@ -296,6 +303,17 @@ class DAGAN(GenerativeModel):
         if self.training: self.step_in_cycle.copy_((self.step_in_cycle + 1) % self.cycle)
         return loss, stats
 
+    @torch.no_grad()
+    def after_step(self):
+        """Called by `Trainer` after every optimiser step: after a generator step (the cycle is back at 0), fold the
+        generator's weights into their running average, with the decay warmed up as `min(ema, (1 + n) / (10 + n))`
+        after `n` updates so that the first weights do not linger; BatchNorm statistics are copied."""
+        if not self.ema or int(self.step_in_cycle) != 0: return
+        n = int(self.ema_updates); d = min(self.ema, (1 + n) / (10 + n))
+        for a, p in zip(self.generator_ema.parameters(), self.generator.parameters()): a.lerp_(p, 1 - d)
+        for a, b in zip(self.generator_ema.buffers(), self.generator.buffers()): a.copy_(b)
+        self.ema_updates += 1
+
     def evaluate(self,
                  batch:dict,        # a 'pair' batch (`x`, `cond`)
                  seed:int=0,        # seed of the noise and of the interpolation weights
@@ -315,5 +333,6 @@ class DAGAN(GenerativeModel):
     def sample(self, prototypes:Tensor, n_samples:int) -> Tensor:
         "G(prototype, z) for `n_samples` draws z ~ N(0, I) per prototype: the sigmoid outputs, in [0, 1]."
         p = prototypes.repeat_interleave(n_samples, 0)
-        out = self.generator(p, torch.randn(len(p), self.z_dim, device=p.device))
+        g = self.generator_ema if self.ema else self.generator
+        out = g(p, torch.randn(len(p), self.z_dim, device=p.device))
         return out.reshape(len(prototypes), n_samples, *out.shape[1:])

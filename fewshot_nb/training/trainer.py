@@ -471,6 +471,7 @@ class Trainer:
             self.opt.zero_grad(set_to_none=True); loss.backward()
             if self.grad_clip: nn.utils.clip_grad_norm_(self.method.parameters(), self.grad_clip)
             self.opt.step()
+            if (hook := getattr(self.method, "after_step", None)) is not None: hook()   # e.g. a running average of weights
             self.step += 1; bar.update(1)
             if self.window is not None:   # reduce on plateau: one decision per window of steps, on its mean training loss
                 self.window[0] += loss.item(); self.window[1] += 1
