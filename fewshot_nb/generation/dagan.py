@@ -256,9 +256,9 @@ class DAGAN(GenerativeModel):
               skip:bool=True,     # DA-GAN-UN (True) or DA-GAN-RN (False)
               **kwargs,           # any other `DAGAN` argument, overriding the preset
              ) -> "DAGAN":
-        "A CPU-sized DA-GAN: the paper's architecture with 8-16 channels, 1 convolution per block, and a small discriminator made matching-aware (`mismatch`)."
+        "A CPU-sized DA-GAN: the paper's architecture with 8-16 channels, 1 convolution per block, a small discriminator made matching-aware (`mismatch`), and samples drawn by a running average of the generator (`ema`)."
         preset = dict(widths=(8, 8, 16, 16), n_layers=1, discriminator_widths=(8, 8, 16, 16), discriminator_layers=1, discriminator_hidden=64,
-                      dropout=0.0, bn_momentum=0.1, mismatch=True)
+                      dropout=0.0, bn_momentum=0.1, mismatch=True, ema=0.99)
         return cls(image_size=image_size, skip=skip, **(preset | kwargs))
 
     def hparams(self) -> dict:
