@@ -186,7 +186,8 @@ register_regime("siamese", "verification pairs, half of the same character (Koch
 TRAIN_DEFAULTS = dict(backbone="conv4", backbone_kw={}, epochs=4.0, lr=1e-3, batch_size=128, train_way=20, train_shot=1,
                       train_query=5, n_way=5, inner_steps=1, eval_inner_steps=3, meta_batch=4, seed=0,
                       distort=None,      # None, or the arguments of `Distorted` (random affine distortions of every training image)
-                      schedule=None)     # learning-rate schedule of the `Trainer`: None or 'cosine'
+                      schedule=None,     # learning-rate schedule of the `Trainer`: None, 'cosine', or 'step' (every `lr_step` steps, times `lr_gamma`)
+                      optimizer="adam", weight_decay=0.0, lr_step=None, lr_gamma=0.5)   # the `Trainer`'s optimiser ('adam' or 'sgd' with Nesterov momentum 0.9)
 
 def _unwrapped(source):
     while hasattr(source, "source") and not isinstance(source, (ClassStream, EpisodeStream)): source = source.source
@@ -224,7 +225,8 @@ def train_regime(
     if cfg["distort"] is not None: source = Distorted(source, **cfg["distort"])
     n_steps = max(1, round(cfg["epochs"] * len(train) / images_per_step(source)))
     val_kw = dict(val_images=val, val_tasks=val_tasks, val_every=max(1, n_steps // 8)) if val_tasks is not None else {}
-    trainer = Trainer(method, source, n_steps=n_steps, lr=cfg["lr"], seed=cfg["seed"], schedule=cfg["schedule"], checkpoint=checkpoint, device=device,
+    trainer = Trainer(method, source, n_steps=n_steps, lr=cfg["lr"], seed=cfg["seed"], schedule=cfg["schedule"], optimizer=cfg["optimizer"],
+                      weight_decay=cfg["weight_decay"], lr_step=cfg["lr_step"], lr_gamma=cfg["lr_gamma"], checkpoint=checkpoint, device=device,
                       progress=progress, channels_last=channels_last and not method.adapts_per_task, **val_kw)
     history = trainer.fit()
     best_step = trainer.best[1] if trainer.best is not None else trainer.step
