@@ -36,7 +36,7 @@ def test_exp_reproducibility_tiny_study_resumes_and_analyses(tmp_path):
     assert list(hyp.index) == ["H1", "H2", "H3"] and hyp.loc["H1", "verdict"] == "not rejected" and hyp.loc["H3", "verdict"] == "not rejected"
     det = pd.read_csv(out/"determinism.csv")
     assert len(det) == 2 and det.bit_identical.all() and det.runs.eq(2).all()
-    for f in ("anova.csv", "experiments.csv", "control_runs.csv", "fig_reproducibility.png", "run.json"):
+    for f in ("anova.csv", "experiments.csv", "seed_spread.csv", "control_runs.csv", "fig_reproducibility.png", "run.json"):
         assert (out/f).stat().st_size > 0, f
     if os.environ.get("FEWSHOT_REQUIRE_R"):
         assert (out/"lme4_check.csv").is_file()
