@@ -55,6 +55,9 @@ def test_local_sweep_killed_then_resumed(tmp_path, reference):
     proc = cli("run", str(f))
     wait_for(lambda: done() >= 2, 300, "two finished points")
     os.killpg(proc.pid, signal.SIGKILL); proc.wait()              # the command, its workers and their kernels, at once
+    # proc.wait() reaps the command only: a killed worker takes a moment to exit (freeing its memory), and until then
+    # its marker still names a live process. Give the kernel that moment, then check what the folders say.
+    wait_for(lambda: status_counts(sweep_status(sw))["running"] == 0, 60, "the killed workers to exit")
     after_kill = sweep_status(sw)
     counts = status_counts(after_kill)
     assert counts["running"] == 0 and counts["failed"] == 0, after_kill   # the killed runs are not running any more
