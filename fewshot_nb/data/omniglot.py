@@ -44,6 +44,7 @@ class Resource:
 
 _OMNI = "https://github.com/brendenlake/omniglot/raw/master/python"
 _CRITICS = "https://github.com/serre-lab/diversity_vs_recognizability/raw/main/trained_model"
+_BONGARD = "https://github.com/NVlabs/Bongard-LOGO/raw/master/data"
 RESOURCES = {
     "images_background.zip": Resource("omniglot", f"{_OMNI}/images_background.zip", "68d2efa1b9178cc56df9314c21c6e718"),
     "images_evaluation.zip": Resource("omniglot", f"{_OMNI}/images_evaluation.zip", "6b91aef0f799c5bb55b94e3f2daec811"),
@@ -52,6 +53,8 @@ RESOURCES = {
     "all_runs.zip": Resource("omniglot", f"{_OMNI}/one-shot-classification/all_runs.zip", "e8996daecdf12afeeb4a53a179f06b19"),
     "protonet_omniglot50_weak.pt": Resource("critics", f"{_CRITICS}/proto_net/proto_net_exemple/_best.model", "712e08cc044ebb721956b1d158e50210"),
     "simclr_omniglot50_weak.pt": Resource("critics", f"{_CRITICS}/simclr/simclr_exemple/_best.model", "9c6be1225729a3469c86e6f43fc6c044"),
+    "human_designed_shapes.tsv": Resource("bongard_logo", f"{_BONGARD}/human_designed_shapes.tsv", "fbd5e020dc1dca6810a97038216474c6"),
+    "human_designed_shapes_attributes.tsv": Resource("bongard_logo", f"{_BONGARD}/human_designed_shapes_attributes.tsv", "9fdf3f469b96330479eed7c03f485933"),
 }
 
 # %% ../../nbs/data/10_omniglot.ipynb #15282766
