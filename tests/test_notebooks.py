@@ -12,7 +12,7 @@ NOTEBOOKS = sorted((p for p in (ROOT/"nbs").rglob("*.ipynb") if not p.name.start
 # Experiment notebooks whose default run takes 10-20 minutes of the CPU: slow checks, run by the developer
 # (FEWSHOT_SLOW=1, or tools/run_notebooks.py when storing their outputs); CI covers their code with the tiny
 # papermill runs of tests/test_papermill.py.
-SLOW = {"exp_beta", "exp_generation", "exp_omniglot_protocol", "exp_realistic", "exp_reproducibility"}
+SLOW = {"exp_beta", "exp_bongard", "exp_generation", "exp_omniglot_protocol", "exp_realistic", "exp_reproducibility"}
 _ANSI = re.compile(r"\x1B(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
 
 

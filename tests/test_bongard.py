@@ -1,0 +1,72 @@
+"""exp_bongard under papermill: a tiny run writes every file and a rerun trains nothing; a set in the public
+on-disk layout is read through data_root; bad parameters are refused before any work."""
+import json
+from pathlib import Path
+import pandas as pd
+import papermill as pm
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = dict(scale=0.01, image_size=32, width=4, epochs=0.5, pretrain_epochs=0.5, seed=1)
+
+
+def _run(tmp_path, name, **params):
+    return pm.execute_notebook(str(ROOT/"nbs"/"exp_bongard.ipynb"), str(tmp_path/name), parameters=params,
+                               cwd=str(ROOT), kernel_name="python3", progress_bar=False)
+
+
+def test_exp_bongard_tiny_run_every_method_and_rerun_loads(tmp_path):
+    out = tmp_path/"out"
+    _run(tmp_path, "first.ipynb", out_dir=str(out), **TINY)
+    for f in ("problems.csv", "results.csv", "table3.csv", "paper_table3.csv", "findings.csv", "training.csv", "run.json", "fig_table3.png"):
+        assert (out/f).stat().st_size > 0, f
+    problems, results, table = pd.read_csv(out/"problems.csv"), pd.read_csv(out/"results.csv"), pd.read_csv(out/"table3.csv")
+    assert set(problems.split) == {"train", "val", "test_ff", "test_bd", "test_hd_comb", "test_hd_novel"}
+    assert set(problems.family) == {"ff", "bd", "hd"}
+    methods = ["snail", "protonet", "metaoptnet", "anil", "meta-baseline-sc", "meta-baseline-moco", "wren", "cnn-baseline", "meta-baseline-ps"]
+    assert set(table.method) == set(methods)
+    # every method is scored on every test problem, each problem's accuracy is 0, 0.5 or 1
+    tests = problems[problems.split.str.startswith("test")]
+    for m in methods:
+        got = results[(results.method == m) & results.split.str.startswith("test")]
+        assert sorted(got.problem) == sorted(tests.problem), m
+    assert set(results.acc.unique()) <= {0.0, 0.5, 1.0}
+    assert table.acc.between(0, 100).all() and (table.half_width >= 0).all()
+    findings = pd.read_csv(out/"findings.csv")
+    assert {"ProtoNet beats the CNN-Baseline", "BA is the easiest test set for the meta-learners"} <= set(findings.claim)
+    record = json.loads((out/"run.json").read_text())
+    assert record["params"]["scale"] == 0.01 and record["seed"] == 1
+    ck = sorted(p.name for p in (out/"checkpoints").iterdir())
+    assert len(ck) == len(methods) + 2, ck                          # one per method, and the two pre-trainings
+    stamps = {p.name: p.stat().st_mtime_ns for p in (out/"checkpoints").iterdir()}
+    _run(tmp_path, "second.ipynb", out_dir=str(out), **TINY)
+    assert {p.name: p.stat().st_mtime_ns for p in (out/"checkpoints").iterdir()} == stamps   # nothing retrained
+    pd.testing.assert_frame_equal(pd.read_csv(out/"results.csv"), results)
+    assert not list(out.rglob(".*tmp*")), "a temporary file was left behind"
+
+
+def test_exp_bongard_reads_the_public_layout(tmp_path):
+    "A set written by write_problem_set is read back through data_root, as the official download would be."
+    from fewshot_nb.bongard.problems import make_problem_set, write_problem_set
+    root = write_problem_set(make_problem_set(scale=0.01, seed=3), tmp_path/"ShapeBongard_V2", size=48)
+    out = tmp_path/"out"
+    _run(tmp_path, "executed.ipynb", out_dir=str(out), data_root=str(root), methods=["protonet", "wren"], **TINY)
+    split = json.loads((root/"ShapeBongard_V2_split.json").read_text())
+    problems = pd.read_csv(out/"problems.csv")
+    assert {k: sorted(v) for k, v in split.items()} == {k: sorted(g.problem) for k, g in problems.groupby("split")}
+    assert set(pd.read_csv(out/"table3.csv").method) == {"protonet", "wren"}
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(methods=["protonet", "resnet"]), "unknown methods ['resnet']"),
+    (dict(variant="hd"), "variant must be 'full'"),
+    (dict(scale=0.0), "scale must be in (0, 1]"),
+    (dict(image_size=16), "image_size must be >= 32"),
+    (dict(optimizer="adagrad"), "optimizer must be 'adam' or 'sgd'"),
+    (dict(data_root="no/such/folder"), "holds no split file"),
+])
+def test_exp_bongard_refuses_bad_parameters(tmp_path, params, message):
+    with pytest.raises(pm.PapermillExecutionError) as e:
+        _run(tmp_path, "executed.ipynb", out_dir=str(tmp_path/"out"), **params)
+    assert message in str(e.value), e.value
+    assert not (tmp_path/"out").exists()
