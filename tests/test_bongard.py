@@ -57,6 +57,18 @@ def test_exp_bongard_reads_the_public_layout(tmp_path):
     assert set(pd.read_csv(out/"table3.csv").method) == {"protonet", "wren"}
 
 
+def test_exp_bongard_free_form_variant(tmp_path):
+    "variant='ff' is the paper's Table 2: free-form problems only, one test set, the paper's Table 2 beside ours."
+    out = tmp_path/"out"
+    _run(tmp_path, "executed.ipynb", out_dir=str(out), variant="ff", methods=["protonet", "cnn-baseline"], **TINY)
+    problems, table = pd.read_csv(out/"problems.csv"), pd.read_csv(out/"table3.csv")
+    assert set(problems.family) == {"ff"} and set(problems.split) == {"train", "val", "test"}
+    assert set(table.column) == {"Train", "FF"}
+    paper = pd.read_csv(out/"paper_table3.csv")
+    assert list(paper.columns) == ["name", "Train", "FF"] and paper.set_index("name").loc["WReN-Bongard", "FF"] == 74.5
+    assert "CNN-Baseline is near chance on FF" in set(pd.read_csv(out/"findings.csv").claim)
+
+
 @pytest.mark.parametrize("params, message", [
     (dict(methods=["protonet", "resnet"]), "unknown methods ['resnet']"),
     (dict(variant="hd"), "variant must be 'full'"),
