@@ -11,10 +11,11 @@ from dataclasses import dataclass, asdict, fields, replace
 from pathlib import Path
 import pandas as pd
 import yaml
+import fewshot_nb
 
 # %% auto #0
 __all__ = ['PAPERMILL_NAMES', 'injected_parameters', 'declared_parameters', 'type_name', 'check_value', 'check_parameters',
-           'Finding', 'findings_table', 'directional_finding', 'stored_run']
+           'Finding', 'findings_table', 'directional_finding', 'experiments_dir', 'stored_run']
 
 # %% ../../nbs/bench/60_experiment.ipynb #6127bc2b
 PAPERMILL_NAMES = ("PM_INPUT_PATH", "PM_OUTPUT_PATH")   # what `papermill --inject-paths` adds
@@ -194,13 +195,26 @@ def directional_finding(
     return Finding(claim, paper, where, ours, low, high, holds=sign * ours > margin, significant=sign * near > margin, note=note)
 
 # %% ../../nbs/bench/60_experiment.ipynb #597492d2
+def experiments_dir() -> Path:
+    "The folder of the experiment notebooks: the wheel's `fewshot_nb/experiments`, or `nbs/` of a clone."
+    pkg = Path(fewshot_nb.__file__).resolve().parent
+    for d in (pkg/"experiments", pkg.parent/"nbs"):
+        if any(d.glob("exp_*.ipynb")): return d
+    raise FileNotFoundError(f"no experiment notebooks in {pkg/'experiments'} or {pkg.parent/'nbs'}: this copy of "
+                            "fewshot_nb was installed without them; reinstall it from a wheel or use a clone of the repository")
+
 def stored_run(
     folder:str|Path|None,       # a stored run's folder, from the repository root (e.g. 'nbs/results/exp_beta_long'), or None
     marker:str="summary.csv",   # the file that makes a folder a finished run
 ) -> Path|None:                 # the folder found, or None when there is none
-    "The folder of a stored run: as given, or without its leading 'nbs/' (for a notebook that runs in `nbs/`)."
+    "The folder of a stored run: as given, without its leading 'nbs/' (a notebook running in `nbs/`), or shipped with the package."
     if folder is None: return None
     p = Path(folder)
-    for cand in (p, Path(*p.parts[1:]) if len(p.parts) > 1 and p.parts[0] == "nbs" else None):
+    rel = Path(*p.parts[1:]) if len(p.parts) > 1 and p.parts[0] == "nbs" else None
+    shipped = None
+    if rel is not None and not p.is_absolute():
+        try: shipped = experiments_dir()/rel
+        except FileNotFoundError: pass
+    for cand in (p, rel, shipped):
         if cand is not None and (cand/marker).is_file(): return cand
     return None
