@@ -6,7 +6,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/core.html.md"""
 
 # %% ../nbs/00_core.ipynb #fac9fd2c
 from __future__ import annotations
-import os, re, sys, json, random, platform, tempfile, hashlib, subprocess, contextlib, datetime, importlib.util
+import os, re, sys, json, logging, random, platform, tempfile, hashlib, subprocess, contextlib, datetime, importlib.util
 from pathlib import Path
 from dataclasses import dataclass, field, asdict
 from typing import Any, Iterator
@@ -14,8 +14,10 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['seed_everything', 'as_rng', 'derive_seed', 'get_device', 'to_tensor', 'atomic_write', 'save_json', 'save_csv',
-           'array_digest', 'file_md5', 'config_hash', 'source_checkout', 'package_versions', 'RunRecord']
+__all__ = ['logger', 'seed_everything', 'as_rng', 'derive_seed', 'get_device', 'to_tensor', 'atomic_write', 'save_json',
+           'save_csv', 'array_digest', 'file_md5', 'config_hash', 'source_checkout', 'package_versions', 'RunRecord',
+           'get_logger', 'verbose', 'set_progress', 'progress_enabled', 'progress', 'available_cpus',
+           'experiment_setup']
 
 # %% ../nbs/00_core.ipynb #7c7137cd
 def seed_everything(
@@ -236,3 +238,92 @@ class RunRecord:
     def load(cls, path:str|Path) -> "RunRecord":
         "Read a record written by `save`."
         return cls(**json.loads(Path(path).read_text()))
+
+# %% ../nbs/00_core.ipynb #2484ee60
+logger = logging.getLogger("fewshot_nb")
+logger.addHandler(logging.NullHandler())
+
+def get_logger(
+    name:str,  # a module's `__name__` (e.g. 'fewshot_nb.data.omniglot') or a suffix ('data.omniglot')
+) -> logging.Logger:
+    "The child of the `'fewshot_nb'` logger for `name`."
+    return logging.getLogger(name if name == "fewshot_nb" or name.startswith("fewshot_nb.") else f"fewshot_nb.{name}")
+
+# %% ../nbs/00_core.ipynb #e1ddd6a8
+class _StderrHandler(logging.Handler):
+    "Writes records to whatever `sys.stderr` is when the record is emitted."
+    def emit(self, record):
+        try: sys.stderr.write(self.format(record) + "\n"); sys.stderr.flush()
+        except Exception: self.handleError(record)
+
+def verbose(
+    level:int|str|bool="INFO",  # lowest level shown ('DEBUG', 'INFO', 'WARNING'...); False: stop showing
+) -> logging.Logger:            # the `'fewshot_nb'` logger
+    "Show fewshot_nb's log messages at `level` and above on stderr; calling it again never doubles the lines."
+    for h in [h for h in logger.handlers if isinstance(h, _StderrHandler)]: logger.removeHandler(h)
+    if level is False:
+        logger.setLevel(logging.NOTSET)
+        return logger
+    lvl = logging.getLevelName(level.upper()) if isinstance(level, str) else int(level)
+    if not isinstance(lvl, int) or isinstance(level, bool): raise ValueError(f"unknown logging level {level!r}")
+    h = _StderrHandler()
+    h.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logger.addHandler(h); logger.setLevel(lvl)
+    return logger
+
+# %% ../nbs/00_core.ipynb #78f679e3
+_progress_switch: bool|None = None   # set by `set_progress`; None: follow FEWSHOT_PROGRESS
+
+def set_progress(
+    on:bool|None=True,  # show progress bars; None: follow the environment variable FEWSHOT_PROGRESS again
+) -> None:
+    "Turn fewshot_nb's progress bars on or off for this process."
+    global _progress_switch
+    _progress_switch = None if on is None else bool(on)
+
+def progress_enabled(
+    show:bool|None=None,  # a call's own choice, which wins when given
+) -> bool:
+    "Whether a progress bar shows: `show` if given, else `set_progress`'s switch, else `FEWSHOT_PROGRESS=1`."
+    if show is not None: return bool(show)
+    if _progress_switch is not None: return _progress_switch
+    return os.environ.get("FEWSHOT_PROGRESS", "0").strip().lower() in ("1", "true", "yes", "on")
+
+def progress(
+    iterable_or_total=None,  # an iterable to wrap, or the number of steps of a bar updated by hand
+    desc:str|None=None,      # what is progressing (shown first on the line)
+    unit:str="it",           # what one step is ('step', 'image', 'task', 'B'...)
+    show:bool|None=None,     # force the bar on or off (default: the switch, see `progress_enabled`)
+    mininterval:float=10.0,  # seconds between two refreshes: one line per `mininterval` in a log
+    **kwargs,                # more tqdm arguments (`initial`, `unit_scale`, `file`...)
+):                           # a `tqdm` bar (disabled when progress is off)
+    "A text tqdm bar on stderr that shows only when progress is on (`set_progress` or `FEWSHOT_PROGRESS`)."
+    from tqdm import tqdm   # the plain-text bar: papermill --log-output shows its lines, not a widget
+    it, total = (None, iterable_or_total) if isinstance(iterable_or_total, (int, np.integer)) else (iterable_or_total, kwargs.pop("total", None))
+    kwargs.setdefault("file", sys.stderr)
+    return tqdm(it, total=total, desc=desc, unit=unit, disable=not progress_enabled(show), mininterval=mininterval,
+                maxinterval=max(mininterval, 10.0), dynamic_ncols=False, **kwargs)
+
+# %% ../nbs/00_core.ipynb #4586c24a
+def available_cpus() -> int:
+    "Number of CPUs this process may run on (its affinity mask where the OS has one, else `os.cpu_count()`)."
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+def experiment_setup(
+    threads:int|None=None,   # torch intra-op threads (default: OMP_NUM_THREADS if set, else `available_cpus()`)
+    progress:bool|None=None, # progress bars (default: on, unless FEWSHOT_PROGRESS=0)
+    level:int|str="INFO",    # lowest log level shown on stderr (see `verbose`)
+) -> int:                    # the thread count set
+    "Set an experiment up for a long run: progress on unless FEWSHOT_PROGRESS=0, INFO logging, an explicit thread count."
+    if progress is None: progress = os.environ.get("FEWSHOT_PROGRESS", "1").strip() != "0"
+    set_progress(progress)
+    verbose(level)
+    if threads is None:
+        env = os.environ.get("OMP_NUM_THREADS", "").strip()
+        threads = int(env) if env.isdigit() and int(env) > 0 else available_cpus()
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ValueError(f"threads must be a positive integer or None, got {threads!r}")
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")   # for the processes started from here on
+    torch.set_num_threads(int(threads))
+    logger.info(f"experiment setup: {int(threads)} torch thread(s), progress {'on' if progress else 'off'}")
+    return int(threads)
