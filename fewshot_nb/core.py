@@ -294,13 +294,14 @@ def progress(
     desc:str|None=None,      # what is progressing (shown first on the line)
     unit:str="it",           # what one step is ('step', 'image', 'task', 'B'...)
     show:bool|None=None,     # force the bar on or off (default: the switch, see `progress_enabled`)
-    mininterval:float=10.0,  # seconds between two refreshes: one line per `mininterval` in a log
+    mininterval:float|None=None, # seconds between two refreshes, one line each in a log (default: FEWSHOT_PROGRESS_INTERVAL, else 10)
     **kwargs,                # more tqdm arguments (`initial`, `unit_scale`, `file`...)
 ):                           # a `tqdm` bar (disabled when progress is off)
     "A text tqdm bar on stderr that shows only when progress is on (`set_progress` or `FEWSHOT_PROGRESS`)."
     from tqdm import tqdm   # the plain-text bar: papermill --log-output shows its lines, not a widget
     it, total = (None, iterable_or_total) if isinstance(iterable_or_total, (int, np.integer)) else (iterable_or_total, kwargs.pop("total", None))
     kwargs.setdefault("file", sys.stderr)
+    if mininterval is None: mininterval = float(os.environ.get("FEWSHOT_PROGRESS_INTERVAL", "") or 10.0)
     return tqdm(it, total=total, desc=desc, unit=unit, disable=not progress_enabled(show), mininterval=mininterval,
                 maxinterval=max(mininterval, 10.0), dynamic_ncols=False, **kwargs)
 
@@ -312,12 +313,12 @@ def available_cpus() -> int:
 def experiment_setup(
     threads:int|None=None,   # torch intra-op threads (default: OMP_NUM_THREADS if set, else `available_cpus()`)
     progress:bool|None=None, # progress bars (default: on, unless FEWSHOT_PROGRESS=0)
-    level:int|str="INFO",    # lowest log level shown on stderr (see `verbose`)
+    level:int|str|None=None, # lowest log level shown on stderr (default: FEWSHOT_LOG if set, else 'INFO')
 ) -> int:                    # the thread count set
     "Set an experiment up for a long run: progress on unless FEWSHOT_PROGRESS=0, INFO logging, an explicit thread count."
     if progress is None: progress = os.environ.get("FEWSHOT_PROGRESS", "1").strip() != "0"
     set_progress(progress)
-    verbose(level)
+    verbose(level if level is not None else os.environ.get("FEWSHOT_LOG", "INFO").strip() or "INFO")
     if threads is None:
         env = os.environ.get("OMP_NUM_THREADS", "").strip()
         threads = int(env) if env.isdigit() and int(env) > 0 else available_cpus()

@@ -32,6 +32,10 @@ os.environ["FEWSHOT_CACHE"] = str(Path(os.environ["FEWSHOT_CACHE"]).expanduser()
 # 2-thread torch runs 5-10x slower than 1-thread torch (../shared/PLATFORM.md). OMP_NUM_THREADS must be
 # set before torch is imported.
 os.environ["MPLBACKEND"] = "Agg"
+# No progress bars: the notebooks' outputs are the docs (fewshot_nb.core.progress reads this; a test that wants
+# bars, like the papermill --log-output one, sets it for its own subprocess).
+os.environ["FEWSHOT_PROGRESS"] = "0"
+os.environ["FEWSHOT_LOG"] = "WARNING"   # experiment_setup's level: its INFO lines name files on this machine
 os.environ["OMP_NUM_THREADS"] = "1"
 import torch
 torch.set_num_threads(1)

@@ -41,6 +41,9 @@ def run_notebook(path:Path, skip:set) -> None:
 
 
 def main(argv=None):
+    # Stored outputs are the docs: no progress bars (fewshot_nb.core.progress reads this when a bar is made).
+    os.environ["FEWSHOT_PROGRESS"] = "0"
+    os.environ["FEWSHOT_LOG"] = "WARNING"   # experiment_setup's level: its INFO lines name files on this machine
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("notebooks", nargs="+", type=Path)
     p.add_argument("--flags", nargs="*", default=[], help="flagged cells to run too (e.g. slow)")
