@@ -10,7 +10,8 @@ import json, time, hashlib
 from dataclasses import asdict
 from pathlib import Path
 import numpy as np, torch, torch.nn as nn
-from .core import get_device, atomic_write, file_md5, RunRecord, config_hash
+from .core import get_device, atomic_write, file_md5, RunRecord, config_hash, progress as _progress, get_logger
+_log = get_logger("fewshot_nb.features")   # feature caches read and written
 from .data.omniglot import load_omniglot, cache_dir as project_cache_dir
 from .data.splits import weak_split, alphabet_split, lake_split, vinyals_split, check_split, MINIMAL_ALPHABETS
 from .data.sources import FeatureSource
@@ -41,13 +42,18 @@ def embed_images(
     device,                # where `embed` runs
     idx=None,              # rows of `images` to embed (default all)
     batch_size:int=256,    # images per forward pass
+    progress:bool|None=False, # a progress bar (None: follow `core.set_progress`; off by default: validation calls this often)
 ) -> torch.Tensor:         # (len(idx), d) features on `device`
     "Features of many images, `batch_size` at a time, without gradients (the caller chooses eval or training mode)."
     get = images.floats if hasattr(images, "floats") else (lambda i: unit_floats(images[i]))
     n = len(images) if idx is None else len(idx)
     idx = torch.arange(n) if idx is None else torch.as_tensor(idx)
     with torch.no_grad():
-        return torch.cat([embed(get(idx[i:i + batch_size]).to(device)) for i in range(0, n, batch_size)])
+        out = []
+        with _progress(n, desc="features", unit="image", show=progress, unit_scale=True) as bar:
+            for i in range(0, n, batch_size):
+                out.append(embed(get(idx[i:i + batch_size]).to(device))); bar.update(min(batch_size, n - i))
+        return torch.cat(out)
 
 def extract_features(
     model:nn.Module,        # a backbone (images -> (n, d) features) or a `Method` (its `embed` is used)
@@ -57,6 +63,7 @@ def extract_features(
     batch_size:int=256,     # images per forward pass
     device="auto",          # where to run the network: 'auto', 'cpu', 'cuda'
     groups=None,            # (n,) group (e.g. alphabet) of each image; default: those of `images`, if any
+    progress:bool|None=None,# a progress bar (default: `core.set_progress` / FEWSHOT_PROGRESS)
 ) -> FeatureSource:         # float32 features (n, d) on the CPU, with labels and groups
     "Features of `images` from `model` in eval mode, without gradients, in batches."
     if not isinstance(batch_size, (int, np.integer)) or batch_size < 1: raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
@@ -82,7 +89,7 @@ def extract_features(
     if first is None: raise ValueError("the model has no parameters: pass a backbone or a Method")
     home, dev, was = first.device, get_device(device), model.training
     model.to(dev).eval()
-    try: feats = embed_images(embed, x, dev, batch_size=int(batch_size)).float().cpu()
+    try: feats = embed_images(embed, x, dev, batch_size=int(batch_size), progress=progress).float().cpu()
     finally: model.to(home).train(was)
     return FeatureSource(feats, labels, groups)
 
@@ -152,6 +159,7 @@ def read_feature_cache(path:Path, config:dict|None=None,
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
         raise FeatureCacheError(f"{path} is damaged: {e}. {_fix(path)}") from e
     record = record | dict(cached=True, cache_file=str(path))
+    _log.info(f"features of {len(src):,} images loaded from the cache {path}")
     if parts: return dict(test=src, base=base, base_mean=base_mean, backbone=bb, record=record)
     return src, base_mean, record
 
@@ -170,6 +178,7 @@ def write_feature_cache(path:Path, src:FeatureSource, base_mean:torch.Tensor, re
     with atomic_write(path) as tmp_pt, atomic_write(path.with_suffix(".json")) as tmp_json:
         torch.save(payload, tmp_pt)
         tmp_json.write_text(json.dumps(record, indent=2) + "\n")
+    _log.info(f"features of {len(src):,} images cached in {path}")
 
 # %% ../nbs/21_features.ipynb #80c5f44f
 def _base_mean_from(base_path:Path, dim:int) -> torch.Tensor:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import yaml
-from .core import atomic_write, save_json, save_csv, config_hash
+from .core import atomic_write, save_json, save_csv, config_hash, progress as _core_progress
 
 # %% auto #0
 __all__ = ['DISTRIBUTIONS', 'RECORD', 'RUNNING', 'ERROR', 'OUTPUT', 'THREAD_VARS', 'SLURM_OPTIONS', 'sample_value',
@@ -291,8 +291,8 @@ def _init_worker(threads):
         for v in THREAD_VARS: os.environ[v] = str(threads)
 
 def _progress(total, initial, desc, show):
-    from tqdm.auto import tqdm
-    return tqdm(total=total, initial=initial, desc=desc, unit="run", disable=not show)
+    "The sweep's bar: `core.progress` (text on stderr, one switch), refreshed at most every second (a run takes longer)."
+    return _core_progress(total, initial=initial, desc=desc, unit="run", show=show, mininterval=1.0)
 
 def run_sweep(
     sweep:Sweep|str|Path,     # a `Sweep`, or the path of its YAML file
@@ -303,7 +303,7 @@ def run_sweep(
     slurm:dict|None=None,     # Slurm options (SLURM_OPTIONS' keys: partition, gpus_per_node, cpus_per_task, mem_gb, timeout_min, account, qos, ...)
     wait:bool=True,           # slurm: wait for the jobs (False: submit and return; `sweep_status` follows them)
     cwd:str|None=None,        # folder the notebooks run in (default: the current one)
-    progress:bool=True,       # show a progress bar
+    progress:bool|None=None,  # a progress bar (default: `core.set_progress` / FEWSHOT_PROGRESS)
 ) -> pd.DataFrame:            # `sweep_status` once the run (or the submission) is over
     """Run every unfinished point of a sweep: those never run, and those whose run was interrupted (a killed worker,
     a cancelled job, Ctrl-C); with `retry_failed`, the failed ones too. Finished points are never run again."""
@@ -328,7 +328,7 @@ def run_sweep(
     if not todo: return table
     cwd = str(Path(cwd or Path.cwd()).absolute())
     if executor == "local": _run_local(todo, workers, threads, cwd, _progress(len(points), done0, Path(sweep.notebook).stem, progress))
-    else: _run_slurm(todo, out, threads, cwd, slurm, wait, _progress(len(points), done0, Path(sweep.notebook).stem, progress and wait))
+    else: _run_slurm(todo, out, threads, cwd, slurm, wait, _progress(len(points), done0, Path(sweep.notebook).stem, progress if wait else False))
     return sweep_status(sweep, points)
 
 def _run_local(todo, workers, threads, cwd, bar):

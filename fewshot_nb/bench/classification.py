@@ -13,7 +13,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 import torch
-from ..core import derive_seed, config_hash
+from ..core import derive_seed, config_hash, progress
 from ..metrics import accuracy, paired_comparison, summarise
 from ..data.samplers import EpisodeSampler, TaskManifest
 from ..data.augment import Distorted
@@ -210,7 +210,7 @@ def train_regime(
     val_tasks:TaskManifest|None=None, # validation tasks over `val` (the best weights are kept)
     checkpoint=None,         # checkpoint file: a finished run is reused, an interrupted one resumed
     device="cpu",            # 'cpu', 'cuda' or 'auto'
-    progress:bool=False,     # tqdm bar
+    progress:bool|None=None,    # progress bars (default: `core.set_progress` / FEWSHOT_PROGRESS)
     channels_last:bool=True, # channels-last memory format (faster Conv4 on CPU; not for MAML)
     **cfg,                   # overrides of `TRAIN_DEFAULTS`: backbone, backbone_kw, epochs, lr, batch_size, train_way, ...
 ) -> tuple:                  # (trained Method with its best weights, history DataFrame, Trainer)
@@ -303,7 +303,7 @@ class ClassificationBench:
         if not replace and (again := [n for n in names if (method, n) in done]):
             raise ValueError(f"{method!r} is already evaluated on {again}: pass replace=True to run it again")
         self.rows = [r for r in self.rows if not (r["method"] == method and r["setting"] in names)]
-        new = []
+        new, bar = [], progress(len(names) * len(self.seeds), desc=f"evaluate {method}", unit="manifest")
         for n in names:
             s = self.settings[n]
             for seed in self.seeds:
@@ -316,6 +316,8 @@ class ClassificationBench:
                 if acc.shape != (m.batch.n_tasks,): raise ValueError(f"{method}: the scorer returned shape {acc.shape} for {m.batch.n_tasks} tasks")
                 groups = m.batch.groups.tolist() if getattr(m.batch, "groups", None) is not None else [-1] * len(acc)
                 new += [dict(method=method, **s.row(), seed=seed, task=t, group=int(g), acc=float(a)) for t, (g, a) in enumerate(zip(groups, acc))]
+                bar.update(1)
+        bar.close()
         self.rows += new
         return pd.DataFrame(new)
 

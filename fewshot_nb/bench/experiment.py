@@ -12,6 +12,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 import fewshot_nb
+from ..core import get_logger
+_log = get_logger("fewshot_nb.bench.experiment")   # parameters refused
 
 # %% auto #0
 __all__ = ['PAPERMILL_NAMES', 'injected_parameters', 'declared_parameters', 'type_name', 'check_value', 'check_parameters',
@@ -129,16 +131,19 @@ def check_parameters(
 ) -> dict:     # the checked (and converted) value of every declared parameter, in declaration order
     "Refuse injected names the parameters cell does not declare, check every value against its type, and update `ns`."
     declared = declared_parameters(ns)
-    if not declared: raise ValueError("no declared parameters: write the parameters cell as `name: type = value  # help`")
+    def refuse(msg):
+        _log.warning(f"parameters refused: {msg}")
+        raise ValueError(msg)
+    if not declared: refuse("no declared parameters: write the parameters cell as `name: type = value  # help`")
     if unknown := [n for n in injected_parameters(ns) if n not in declared and n not in PAPERMILL_NAMES]:
-        raise ValueError(f"unknown parameter{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}: "
-                         f"this notebook accepts {', '.join(declared)}")
+        refuse(f"unknown parameter{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}: "
+               f"this notebook accepts {', '.join(declared)}")
     checked, errors = {}, []
     for name, tp in declared.items():
         if name not in ns: errors.append(f"parameter {name!r} is declared as {type_name(tp)} but has no value"); continue
         try: checked[name] = check_value(name, ns[name], tp)
         except ValueError as e: errors.append(str(e))
-    if errors: raise ValueError("\n".join(errors))
+    if errors: refuse("\n".join(errors))
     ns.update(checked)
     return checked
 

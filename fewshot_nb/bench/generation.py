@@ -10,7 +10,8 @@ import time, json
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 from torch import Tensor
-from ..core import config_hash
+from ..core import config_hash, get_logger
+_log = get_logger("fewshot_nb.bench.generation")   # models trained or loaded
 from ..data.omniglot import load_omniglot
 from ..data.splits import weak_split
 from ..generation.critics import Critic, critics_from_folder, critic_features
@@ -88,7 +89,7 @@ class GenerationBench:
                              f"{samples.shape[1]}: generate n_samples={self.n_samples}")
         samples = self.stretch(samples)
         flat = samples.flatten(0, 1)
-        feats = critic_features(self.simclr, flat).view(n_c, samples.shape[1], -1)
+        feats = critic_features(self.simclr, flat, progress=None, desc="diversity").view(n_c, samples.shape[1], -1)
         rec = recognizability(self.protonet, self.prototypes(), samples, self.tasks)
         return pd.DataFrame({"class": self.classes, "diversity": diversity(feats), "recognizability": rec.per_class})
 
@@ -122,7 +123,7 @@ def train_generative_model(
     seed:int=0,               # seed of the batches and of torch's random state
     checkpoint:str|Path|None=None, # checkpoint file: loaded if finished, resumed if not
     device="cpu",             # where to train
-    progress:bool=False,      # show a progress bar
+    progress:bool|None=None,     # progress bars (default: `core.set_progress` / FEWSHOT_PROGRESS)
     checkpoint_every:float=10,# epochs between checkpoints while training (an interrupted run resumes from the last one)
     **batch_kwargs,           # passed to `model.batches` (e.g. set_size)
 ) -> dict:                    # history (DataFrame), seconds spent training now, and whether it was loaded
@@ -136,6 +137,7 @@ def train_generative_model(
                       progress=progress, checkpoint_every=every, **sched)
     start = trainer.step
     t0 = time.perf_counter()
+    if start == steps: _log.info(f"{type(model).__name__}: finished checkpoint {checkpoint} loaded ({steps} steps), not retrained")
     history = trainer.fit()
     return dict(history=history, seconds=time.perf_counter() - t0, loaded=start == steps, resumed_from=start,
                 steps=steps, config=trainer.config)

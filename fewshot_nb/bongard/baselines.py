@@ -386,7 +386,7 @@ def train_bongard(
     seed:int=0,                  # initial weights and batches
     device:str="cpu",            # 'cpu', 'cuda' or 'auto'
     checkpoint_dir=None,         # folder of the checkpoints (None: none)
-    progress:bool=False,         # progress bars
+    progress:bool|None=None,        # progress bars (default: `core.set_progress` / FEWSHOT_PROGRESS)
 ) -> tuple[Method, "pd.DataFrame"]: # the trained method (best validated weights) and its training history
     "Train one of the paper's methods on Bongard problems, with its pre-training if it has one."
     import pandas as pd

@@ -11,7 +11,8 @@ from pathlib import Path
 from dataclasses import dataclass
 import numpy as np, pandas as pd, torch
 from PIL import Image
-from ..core import atomic_write, file_md5
+from ..core import atomic_write, file_md5, progress, get_logger
+_log = get_logger("fewshot_nb.data.omniglot")   # downloads, decoding, the cache
 
 # %% auto #0
 __all__ = ['RESOURCES', 'SETS', 'SMALL_SETS', 'RUN_ALPHABETS', 'RESAMPLE', 'ALPHABETS', 'RUN_CHARACTERS', 'RUN_DRAWERS',
@@ -70,7 +71,11 @@ def download(
     "Download `url` to `dest` atomically, verifying its MD5 when given."
     dest = Path(dest)
     with atomic_write(dest) as tmp:
-        with urllib.request.urlopen(url, timeout=timeout) as r, open(tmp, "wb") as f: shutil.copyfileobj(r, f, 1<<20)
+        _log.info(f"downloading {url} to {dest}")
+        with urllib.request.urlopen(url, timeout=timeout) as r, open(tmp, "wb") as f:
+            size = r.headers.get("Content-Length") if hasattr(r, "headers") else None
+            with progress(int(size) if size and size.isdigit() else None, desc=dest.name, unit="B", unit_scale=True, unit_divisor=1024) as bar:
+                while chunk := r.read(1<<20): f.write(chunk); bar.update(len(chunk))
         if md5 is not None and (got := file_md5(tmp)) != md5:
             raise ChecksumError(f"{url} downloaded with MD5 {got}, expected {md5}; the download was discarded. "
                                 "The server may have sent an error page or a different version of the file.")
@@ -137,7 +142,7 @@ def _decode_images(zpath:Path, archive:str, size:int, resample:str) -> tuple[np.
     "Decode one of the image archives (`<top>/<alphabet>/<character>/<id>_<drawer>.png`)."
     rows, imgs = [], []
     with zipfile.ZipFile(zpath) as z:
-        for m in sorted(n for n in z.namelist() if n.endswith(".png")):
+        for m in progress(sorted(n for n in z.namelist() if n.endswith(".png")), desc=f"decoding {zpath.name}", unit="image"):
             parts = m.split("/")
             if len(parts) != 4: raise ValueError(f"{zpath.name}: unexpected member {m!r}, expected top/alphabet/character/file.png")
             _, alphabet, character, fname = parts
@@ -177,13 +182,16 @@ def _load_set(name:str, size:int, resample:str, root, cache:bool) -> tuple[np.nd
     if cache and cpath.exists():
         try:
             with np.load(cpath, allow_pickle=False) as f:
-                return f["images"], pd.DataFrame({c: f[f"meta_{c}"] for c in _META_COLS})
+                out = f["images"], pd.DataFrame({c: f[f"meta_{c}"] for c in _META_COLS})
+            _log.info(f"{name}: {len(out[0]):,} images of {size} px loaded from the cache {cpath}")
+            return out
         except Exception as e: warnings.warn(f"cache {cpath} unreadable ({e}); decoding {archive} again")
     imgs, meta = (_decode_runs(zpath, size, resample) if name == "runs"
                   else _decode_images(zpath, archive, size, resample))
     meta.insert(0, "set", lake_set); meta.insert(1, "archive", name)
     meta.insert(6, "class_name", meta.alphabet + "/" + meta.character)
     meta = meta[_META_COLS]
+    _log.info(f"{name}: {len(imgs):,} images decoded from {zpath} at {size} px" + (f", cached in {cpath}" if cache else ""))
     if cache:
         with atomic_write(cpath) as tmp:
             with open(tmp, "wb") as f:

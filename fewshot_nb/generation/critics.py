@@ -11,7 +11,8 @@ import pandas as pd
 from pathlib import Path
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
-from ..core import atomic_write, as_rng, to_tensor
+from ..core import atomic_write, as_rng, to_tensor, progress as _progress, get_logger
+_log = get_logger("fewshot_nb.generation.critics")   # pretrained critics loaded
 from ..data.omniglot import fetch
 from ..training.backbones import ConvBlock, count_params
 from ..training.trainer import TrainData, EpisodeStream, ProtoNetTraining, Trainer
@@ -74,7 +75,9 @@ def load_critic(
 ) -> Critic:              # the critic with the released weights, in eval mode
     "The released critic of Boutin et al. (2022), trained on the Omniglot weak split at 50 px."
     if kind not in CRITIC_FILES: raise ValueError(f"kind must be one of {list(CRITIC_FILES)}, got {kind!r}")
-    state = torch.load(fetch(CRITIC_FILES[kind], root), map_location='cpu', weights_only=True)
+    path = fetch(CRITIC_FILES[kind], root)
+    state = torch.load(path, map_location='cpu', weights_only=True)
+    _log.info(f"released {kind} critic loaded from {path}")
     critic = Critic(kind)
     critic.load_state_dict(state, strict=True)
     return critic.to(device).eval()
@@ -124,6 +127,8 @@ def critic_features(
     images,                 # images in any form `critic_input` takes; binary 50 px (n, 1, 50, 50) pass unchanged
     batch_size:int=512,     # images per forward pass
     space:str="features",   # 'features': 256-d `critic.features`; 'head': the 128-d output `critic(x)`
+    progress:bool|None=False, # a progress bar (None: follow `core.set_progress`)
+    desc:str="critic features", # the bar's label
     **kw,                   # passed to `critic_input` (size, threshold, minmax)
 ) -> Tensor:                # (n, 256) or (n, 128) float32 on the CPU
     "Features of `images` under `critic` in eval mode, without gradients, in chunks of `batch_size`."
@@ -134,7 +139,11 @@ def critic_features(
     try:
         dev = next(critic.parameters()).device
         fn = critic.features if space == "features" else critic
-        return torch.cat([fn(x[i:i + batch_size].to(dev)).float().cpu() for i in range(0, len(x), batch_size)])
+        out = []
+        with _progress(len(x), desc=desc, unit="image", show=progress, unit_scale=True) as bar:
+            for i in range(0, len(x), batch_size):
+                out.append(fn(x[i:i + batch_size].to(dev)).float().cpu()); bar.update(min(batch_size, len(x) - i))
+        return torch.cat(out)
     finally: critic.train(was)
 
 # %% ../../nbs/generation/50_critics.ipynb #6e6d32e6
@@ -178,7 +187,7 @@ def train_critic(
     checkpoint:str|Path|None=None, # `Trainer` checkpoint, resumed from if it exists
     path:str|Path|None=None,   # also save the trained critic there (`save_critic`)
     device="cpu",              # 'cpu', 'cuda' or 'auto'
-    progress:bool=False,       # show a progress bar
+    progress:bool|None=None,      # progress bars (default: `core.set_progress` / FEWSHOT_PROGRESS)
     **kw,                      # more `Trainer` arguments (val_images, val_tasks, val_every, checkpoint_every, ...)
 ) -> tuple[Critic, pd.DataFrame]: # the critic (eval mode, on `device`) and the training history
     "Train a new critic of Boutin et al.: a Prototypical Net (S1) or a SimCLR network (S2) on the `Critic` architecture."
@@ -270,7 +279,7 @@ def train_maml_critic(
     checkpoint:str|Path|None=None, # `Trainer` checkpoint, resumed from if it exists
     path:str|Path|None=None,   # also save the trained critic there (`save_maml_critic`)
     device="cpu",              # 'cpu', 'cuda' or 'auto'
-    progress:bool=False,       # show a progress bar
+    progress:bool|None=None,      # progress bars (default: `core.set_progress` / FEWSHOT_PROGRESS)
     **kw,                      # more `Trainer` arguments (val_images, val_tasks, val_every, checkpoint_every, ...)
 ) -> tuple[MAML, pd.DataFrame]: # the critic (eval mode, best validated weights, on `device`) and the training history
     "Meta-train the MAML critic of S6 on 1-shot `n_way` episodes of binarised 50 px images."

@@ -201,8 +201,8 @@ def recognizability(
 ) -> Recognizability:
     "Recognizability (one-shot accuracy of the critic with the prototypes as support) of generated `samples`."
     allx, offset, sizes = _sample_table(samples, "samples")
-    emb = lambda x: critic_features(critic, x, batch_size, space="head", **kw)
-    fs = emb(allx)
+    emb = lambda x, show=False: critic_features(critic, x, batch_size, space="head", progress=show, desc="recognizability", **kw)
+    fs = emb(allx, None)   # the samples: a bar when progress is on
     return recognizability_from_feats(emb(prototypes), [fs[o:o + n] for o, n in zip(offset, sizes)], tasks)
 
 # %% ../../nbs/generation/51_metrics.ipynb #4b423fca

@@ -10,7 +10,8 @@ import json, time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 import numpy as np, torch
-from ..core import seed_everything, get_device, RunRecord, config_hash
+from ..core import seed_everything, get_device, RunRecord, config_hash, get_logger
+_log = get_logger("fewshot_nb.training.pretrain")   # pre-training started (the cache is read by `features.read_feature_cache`)
 from ..data.omniglot import load_omniglot, cache_dir as project_cache_dir
 from ..data.samplers import EpisodeSampler, TaskManifest, data_fingerprint
 from ..data.sources import FeatureSource
@@ -65,7 +66,7 @@ def pretrained_features(
     rotations:bool=False,       # add the 90/180/270-degree rotations of the training classes as new classes
     backbone_kwargs:dict|None=None, # more arguments of the backbone (e.g. `width` of Conv4)
     sets="small",               # Omniglot sets to load ('small': the two minimal background sets)
-    progress:bool=False,        # show a progress bar while training
+    progress:bool|None=None,       # progress bars (default: `core.set_progress` / FEWSHOT_PROGRESS)
     parts:bool=False,           # return a `Pretrained` (also the base-class features and the trained backbone)
 ) -> tuple[FeatureSource, torch.Tensor, dict]|Pretrained: # test-class features, (d,) base-class mean feature, run record
     "Features of the test classes of `split` from a backbone trained with cross-entropy on its training classes, cached on disk."
@@ -89,6 +90,7 @@ def pretrained_features(
     if path.exists() and not force:
         return Pretrained.from_cache(read_feature_cache(path, config, parts=True)) if parts else read_feature_cache(path, config)
 
+    _log.info(f"no cached features at {path}: pre-training {backbone} for {steps} steps")
     t0, dev = time.perf_counter(), get_device(device)
     data = load_omniglot(sets, size=image_size, root=data_root)
     classes = split_classes(split, data)

@@ -9,14 +9,14 @@ from __future__ import annotations
 import math, time, warnings
 from pathlib import Path
 import numpy as np, pandas as pd, torch, torch.nn as nn, torch.nn.functional as F
-from tqdm import tqdm
-from ..core import get_device, atomic_write, as_rng, derive_seed
+from ..core import get_device, atomic_write, as_rng, derive_seed, progress as _progress, progress_enabled, get_logger
 from ..data.samplers import EpisodeSampler, EpisodeBatch, TaskManifest
 from ..metrics import accuracy, mean_ci
 from ..tasks import prototypes, proto_logits
 from ..features import embed_images, unit_floats
 import json
 from ..data.augment import rotation_classes
+_log = get_logger(__name__)   # checkpoints resumed
 
 # %% auto #0
 __all__ = ['TrainData', 'ClassStream', 'EpisodeStream', 'Method', 'CosineHead', 'Supervised', 'ProtoNetTraining', 'MatchingNet',
@@ -358,7 +358,7 @@ class Trainer:
                  checkpoint:str|Path|None=None, # checkpoint file; resumed from if it exists
                  checkpoint_every:int|None=None, # steps between checkpoints (default: at validations and at the end)
                  device="auto",            # 'cpu', 'cuda', 'auto'
-                 progress:bool=True,       # show a tqdm progress bar
+                 progress:bool|None=None,  # show a progress bar (default: `core.set_progress` / FEWSHOT_PROGRESS)
                  grad_clip:float|None=None,# clip the gradient norm
                  channels_last:bool=False, # channels-last memory format for the model (about 30% faster for Conv4 on CPU)
                 ):
@@ -384,7 +384,7 @@ class Trainer:
         self.method, self.source, self.n_steps, self.seed = method.to(self.device), source, int(n_steps), int(seed)
         self.val_images = val_images
         self.val_tasks = val_tasks.batch if isinstance(val_tasks, TaskManifest) else val_tasks
-        self.val_every, self.progress, self.grad_clip = int(val_every), progress, grad_clip
+        self.val_every, self.progress, self.grad_clip = int(val_every), progress_enabled(progress), grad_clip
         self.checkpoint = Path(checkpoint) if checkpoint is not None else None
         self.checkpoint_every = checkpoint_every
         params = [p for p in method.parameters() if p.requires_grad]
@@ -436,6 +436,7 @@ class Trainer:
         if self.window is not None: self.window = list(ck["window"])
         self.step, self.history = int(ck["step"]), list(ck["history"])
         self.best = None if ck["best"] is None else (ck["best"]["acc"], ck["best"]["step"], ck["best"]["model"])
+        _log.info(f"resumed {type(self.method).__name__} from checkpoint {path} at step {self.step} of {self.n_steps}")
         return self
 
     # -- validation
@@ -457,7 +458,7 @@ class Trainer:
         "Train up to step `until` (default `n_steps`), resuming where the trainer stands; return the history."
         until = self.n_steps if until is None else min(int(until), self.n_steps)
         self.method.train()
-        bar = tqdm(total=until, initial=self.step, disable=not self.progress, desc=type(self.method).__name__)
+        bar = _progress(until, initial=self.step, show=self.progress, desc=type(self.method).__name__, unit="step")
         t0, n_img, run_loss, run_acc, n_run = time.perf_counter(), 0, 0.0, 0.0, 0
         extra = {}   # the method's other numeric stats (e.g. the ELBO's parts): name -> [sum, count], NaN skipped
         while self.step < until:
