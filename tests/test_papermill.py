@@ -300,3 +300,26 @@ def test_help_notebook_types_every_parameter(name):
     assert declared and all(declared.values()), {k for k, v in declared.items() if not v}   # every one annotated
     assert list(listed) == list(declared), (listed, declared)                                # none left out of the help
     assert "Unknown type" not in listed.values(), listed
+
+
+def _papermill_log(tmp_path, name, **env):
+    "stderr of `papermill --log-output` running a tiny exp_training_run (27 training steps) with `env` set."
+    out = tmp_path/name
+    r = subprocess.run([sys.executable, "-m", "papermill", str(ROOT/"nbs"/"exp_training_run.ipynb"), str(out.with_suffix(".ipynb")),
+                        "--log-output", "-p", "epochs", "0.3", "-p", "width", "8", "-p", "n_tasks", "10", "-p", "out_dir", str(out)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, "FEWSHOT_LOG": "INFO", **env})
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert (out/"results.csv").stat().st_size > 0
+    return r.stderr
+
+
+def test_progress_shows_in_papermill_log_output_unless_silenced(tmp_path):
+    "Under `papermill --log-output`, an experiment's training loop prints progress lines on stderr; FEWSHOT_PROGRESS=0 silences them."
+    log = _papermill_log(tmp_path, "on", FEWSHOT_PROGRESS="1", FEWSHOT_PROGRESS_INTERVAL="0.2")
+    bars = [l.strip("\r") for l in re.split(r"[\r\n]+", log) if l.startswith("ProtoNetTraining:")]
+    assert bars and bars[-1].startswith("ProtoNetTraining: 100%") and "27/27" in bars[-1] and "step/s" in bars[-1], log[-3000:]
+    assert "INFO fewshot_nb: experiment setup: 1 torch thread(s), progress on" in log   # OMP_NUM_THREADS=1 (conftest) is kept
+    assert "loaded from the cache" in log or "decoded from" in log                        # where the images came from
+    quiet = _papermill_log(tmp_path, "off", FEWSHOT_PROGRESS="0")
+    assert "ProtoNetTraining" not in quiet and "step/s" not in quiet and "it/s" not in quiet, quiet[-3000:]
+    assert "progress off" in quiet
