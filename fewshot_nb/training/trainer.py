@@ -494,7 +494,7 @@ class Trainer:
                     if self.best is None or row["val_acc"] > self.best[0]:
                         self.best = (row["val_acc"], self.step, {k: v.detach().clone() for k, v in self.method.state_dict().items()})
                     self.method.train()
-                self.history.append(row); bar.set_postfix(loss=f"{row['loss']:.3f}", val=f"{row.get('val_acc', float('nan')):.3f}")
+                self.history.append(row); bar.set_postfix(loss=f"{row['loss']:.3f}", val=f"{row.get('val_acc', float('nan')):.3f}", refresh=False)   # shown at the next refresh: one line per interval in a log
                 t0, n_img, run_loss, run_acc, n_run, extra = time.perf_counter(), 0, 0.0, 0.0, 0, {}
                 if self.checkpoint is not None and (at_val and not self.checkpoint_every): at_ck = True
             if at_ck: self.save()
