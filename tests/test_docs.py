@@ -271,8 +271,15 @@ def visited(browser, served, preview):
     return res
 
 
+# MathJax 2's combined config declares @font-face rules for its TeX .otf fonts (used for a few alphabets such as
+# \mathcal), which jupyter-server-mathjax does not ship; the browser then falls back to the STIX-Web fonts it does
+# ship. Only those 404s are tolerated; any other SEVERE message fails.
+_KNOWN = re.compile(r"/_static/mathjax/fonts/HTML-CSS/TeX/otf/MathJax_[\w-]+\.otf - Failed to load resource: the server responded with a status of 404")
+
+
 def test_no_console_errors(visited):
-    bad = {page: [e["message"] for e in d["console"] if e["level"] == "SEVERE"] for page, d in visited.items()}
+    bad = {page: [e["message"] for e in d["console"] if e["level"] == "SEVERE" and not _KNOWN.search(e["message"])]
+           for page, d in visited.items()}
     bad = {k: v for k, v in bad.items() if v}
     assert not bad, f"console errors: {json.dumps(bad, indent=1)[:3000]}"
 

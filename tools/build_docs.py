@@ -278,7 +278,7 @@ MathJax.Hub.Config({{tex2jax: {{inlineMath: [['$','$'], ['\\\\(','\\\\)']], disp
   processEscapes: true, processEnvironments: true}}, messageStyle: "none", menuSettings: {{zoom: "None"}},
   // the fonts jupyter-server-mathjax ships (as Jupyter configures it)
   "HTML-CSS": {{availableFonts: [], imageFont: null, preferredFont: null, webFont: "STIX-Web", linebreaks: {{automatic: true}}}},
-  SVG: {{font: "STIX-Web"}}}});
+  SVG: {{font: "STIX-Web"}}, MMLorHTML: {{prefer: "HTML"}}}});   // not Chromium's MathML: its fonts are not shipped
 </script>
 <script src="{rel}_static/mathjax/MathJax.js?config={mathjax}"></script>
 </head>
