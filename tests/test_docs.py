@@ -357,8 +357,11 @@ def test_screenshot(name, browser, served, visited):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     browser.get(served + SHOTS[name])
     browser.execute_async_script("const d = arguments[0]; (window.MathJax && MathJax.Hub) ? MathJax.Hub.Queue(d) : d()")
+    browser.set_window_size(1280, 2400)   # tall enough to show a figure, equations and a show_doc block
+    browser.execute_script("const e = document.querySelector('main hr, main img'); if (e) e.scrollIntoView();")
     path = SCREENSHOTS/f"{name}.png"
     path.unlink(missing_ok=True)
-    assert browser.save_screenshot(str(path))
+    try: assert browser.save_screenshot(str(path))
+    finally: browser.set_window_size(1280, 900)
     w, h = _png_size(path)
     assert (w, h) >= (800, 600) and path.stat().st_size > 20_000, (w, h, path.stat().st_size)

@@ -249,7 +249,9 @@ a { color: var(--primary); text-decoration: none; } a:hover { text-decoration: u
 .sidebar .section { font-weight: 600; margin: .9rem 0 .2rem; }
 .sidebar ul { list-style: none; margin: 0; padding-left: .6rem; } .sidebar li { margin: .15rem 0; }
 .sidebar a { color: #495057; } .sidebar a.active { color: var(--primary); font-weight: 600; }
-main { flex: 1; min-width: 0; max-width: 60rem; padding: 1rem 2.5rem 4rem; }
+main { flex: 1; min-width: 0; max-width: 60rem; padding: 1rem 2.5rem 4rem; overflow-wrap: anywhere; }
+.text_cell_render table, .output_area table { display: block; overflow-x: auto; }
+main pre { overflow-x: auto; max-width: 100%; }
 header.title h1 { margin-bottom: .2rem; } header.title .subtitle { color: #6c757d; font-size: 1.15rem; margin-top: 0; }
 pre, code { font-family: SFMono-Regular, Menlo, Consolas, monospace; font-size: .85rem; }
 .highlight, .output_area pre, .output_text pre { background: #f7f7f7; border-radius: 4px; padding: .5rem .8rem; overflow-x: auto; }
