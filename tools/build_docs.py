@@ -118,6 +118,10 @@ def _to_nbformat(nb):
         src, opts = _cell_options(src)
         if opts.get("include") == "false": continue
         outputs = [] if opts.get("output") == "false" else json.loads(json.dumps(c.get("outputs", [])))
+        for o in outputs:   # outputs of cells executed while processing hold lists of lines
+            if isinstance(o.get("text"), list): o["text"] = "".join(o["text"])
+            for k, v in (o.get("data") or {}).items():
+                if isinstance(v, list) and not k.endswith("json"): o["data"][k] = "".join(v)
         if opts.get("echo") == "false" and not outputs: continue
         if opts.get("echo") != "false" and not src.strip() and not outputs: continue
         cell = nbformat.v4.new_code_cell("" if opts.get("echo") == "false" else src)
