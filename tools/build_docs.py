@@ -8,11 +8,11 @@ the same pages (tests/test_docs.py opens every page in headless Chromium):
 1. Every notebook in `nbs/` goes through nbdev's docs processors (`nbdev.processors.FilterDefaults`, what
    `nbdev.serve.proc_nbs` applies before Quarto): the title cell becomes frontmatter with the page's output
    name, hidden and exported cells go, and a `show_doc` cell (signature with its docments, docstring) is
-   added after every exported definition and executed. One deviation: nbdev executes every cell that
-   contains an import, and from a cell that mixes imports with lesson code (which needs earlier, unexecuted
-   cells) this runs only the import statements, so no lesson code runs. `--nbdev-exec` uses nbdev's
-   processor unchanged, as `nbdev-docs` does (it fails on notebooks with such cells). And after an exported
-   cell runs, its classes are rebound to the exported module's, so that show_doc finds their source and renders
+   added after every exported definition and executed. nbdev executes the exported cells, the `show_doc`
+   cells and every cell that contains an import, so a lesson cell must not mix imports with code that needs
+   the cells before it (keep imports in cells of their own): such a cell fails here as it fails under
+   `nbdev-docs`. One addition: after an exported cell runs, its classes are rebound to the exported module's
+   (`--nbdev-exec` leaves nbdev's processor unchanged), so that show_doc finds their source and renders
    their docments (a class defined in the shell has no source file on Python < 3.13, and nbdev then shows a
    dataclass's fields without their comments).
 2. nbconvert's HTML exporter renders each page (stored outputs as they are, figures embedded as data URIs;
@@ -39,7 +39,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT/"_docs_preview"
 MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full"
-_EXEC_DIRS = {"export", "exports", "exporti", "exec_doc"}
 _QUARTO_OPT = re.compile(r"^\s*#\|\s*([\w-]+)\s*:\s*(.*?)\s*$")
 
 
@@ -51,23 +50,19 @@ def notebooks(nbs: Path) -> list[Path]:
 
 
 def _procs(nbdev_exec: bool):
-    "nbdev's docs processors; unless `nbdev_exec`, with the executing one restricted (see the module docstring)."
-    from nbdev.processors import FilterDefaults, exec_show_docs, _do_eval, _show_docs
+    "nbdev's docs processors; unless `nbdev_exec`, exported classes rebound to their module's (see the module docstring)."
+    from nbdev.processors import FilterDefaults, exec_show_docs, _do_eval
     from nbdev.config import get_config
     from fastcore.xtras import str2bool
 
     class exec_docs_only(exec_show_docs):
-        "`exec_show_docs`, but of a cell that mixes imports with lesson code only the imports run"
+        "`exec_show_docs`, with the classes of exported cells rebound to the exported module's"
         def __call__(self, cell):
             if not self.nb.has_docs_ or not hasattr(self, "k"): return
             fm = getattr(self.nb, "frontmatter_", {})
             if str2bool(fm.get("skip_showdoc", False)) or not _do_eval(cell): return
-            trees = cell.parsed_()
-            imports = [t for t in trees if isinstance(t, (ast.Import, ast.ImportFrom))]
-            if cell.directives_.keys() & _EXEC_DIRS or _show_docs(trees) or len(imports) == len(trees):
-                self.k.cell(cell)
-                self._bind_classes(cell, trees)
-            elif imports: self.k.run_cell("\n".join(ast.unparse(t) for t in imports))
+            self.k.cell(cell)                        # the cells nbdev-docs runs, as it runs them
+            self._bind_classes(cell, cell.parsed_())
             if (e := self.k.exc):
                 raise RuntimeError(f"{fm.get('title', '')}: cell {cell.idx_} failed: {type(e).__name__}: {e}\n"
                                    f"{cell.source}") from e
