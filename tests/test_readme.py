@@ -9,6 +9,9 @@ README = ROOT/"README.md"
 INSTALL = 'PIP_CONSTRAINT=constraints.txt pip install -e ".[dev]"'
 TEST = "FEWSHOT_DATA=../shared/data pytest -n 2"
 MAIN_JOB = "papermill nbs/exp_beta.ipynb runs/exp_beta.ipynb"
+# a pip user's steps, as tests/test_packaging.py runs them
+PIP_USER = ['pip install "fewshot_nb[exp]"', "fewshot-nb experiments copy experiments",
+            "mkdir -p runs && papermill experiments/exp_lake_runs.ipynb runs/exp_lake_runs.ipynb"]
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +35,7 @@ def test_readme_is_deterministic(make_readme, rendered):
     assert make_readme.render_readme(ROOT) == rendered
 
 
-@pytest.mark.parametrize("cmd", [INSTALL, TEST, MAIN_JOB], ids=["install", "test", "main_job"])
+@pytest.mark.parametrize("cmd", [INSTALL, TEST, MAIN_JOB, *PIP_USER], ids=["install", "test", "main_job", "pip_install", "pip_copy", "pip_run"])
 def test_readme_commands(cmd):
     "The commands users copy are in the README literally, each on a line of its own."
     assert cmd in README.read_text(encoding="utf-8").splitlines()
