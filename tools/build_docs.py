@@ -39,7 +39,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT/"_docs_preview"
 MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full"
-_QUARTO_OPT = re.compile(r"^\s*#\|\s*([\w-]+)\s*:\s*(.*?)\s*$")
 
 
 # ---------------------------------------------------------------------------------------------- notebooks
@@ -89,13 +88,8 @@ def _procs(nbdev_exec: bool):
     return Procs()
 
 
-def _cell_options(source: str) -> tuple[str, dict]:
-    "Split the leading `#| key: value` lines (Quarto cell options) off a code cell's source."
-    lines, opts = source.splitlines(), {}
-    while lines and (m := _QUARTO_OPT.match(lines[0])):
-        opts[m.group(1)] = m.group(2).strip("'\"").lower()
-        lines.pop(0)
-    return "\n".join(lines).strip("\n"), opts
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from make_readme import _apply_quarto_options as _cell_options   # the README and the pages apply Quarto's cell options alike
 
 
 def _to_nbformat(nb):
