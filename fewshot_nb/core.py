@@ -315,7 +315,7 @@ def experiment_setup(
     progress:bool|None=None, # progress bars (default: on, unless FEWSHOT_PROGRESS=0)
     level:int|str|None=None, # lowest log level shown on stderr (default: FEWSHOT_LOG if set, else 'INFO')
 ) -> int:                    # the thread count set
-    "Set an experiment up for a long run: progress on unless FEWSHOT_PROGRESS=0, INFO logging, an explicit thread count."
+    "Set an experiment up for a long run: progress on unless FEWSHOT_PROGRESS=0, INFO logging, an explicit thread count, whole table cells."
     if progress is None: progress = os.environ.get("FEWSHOT_PROGRESS", "1").strip() != "0"
     set_progress(progress)
     verbose(level if level is not None else os.environ.get("FEWSHOT_LOG", "INFO").strip() or "INFO")
@@ -326,5 +326,8 @@ def experiment_setup(
         raise ValueError(f"threads must be a positive integer or None, got {threads!r}")
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")   # for the processes started from here on
     torch.set_num_threads(int(threads))
+    import pandas as pd
+    pd.set_option("display.max_colwidth", None)   # a findings table's claims and notes shown whole, not cut at 50 characters
+    pd.set_option("display.max_columns", None)    # and every column: a wide table wraps in text instead of hiding columns
     logger.info(f"experiment setup: {int(threads)} torch thread(s), progress {'on' if progress else 'off'}")
     return int(threads)
