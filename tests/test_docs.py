@@ -14,6 +14,8 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
+pytestmark = pytest.mark.xdist_group("docs")   # one worker builds what these tests share, once
+
 ROOT = Path(__file__).resolve().parent.parent
 NBS = ROOT/"nbs"
 SITE = "https://fewshot-nb.github.io/fewshot_nb/"

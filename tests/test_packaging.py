@@ -7,6 +7,8 @@ import pytest
 try: import tomllib
 except ModuleNotFoundError: tomllib = pytest.importorskip("tomli")  # Python 3.10
 
+pytestmark = pytest.mark.xdist_group("packaging")   # one worker builds what these tests share, once
+
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT/"pyproject.toml").read_text())
 EXPERIMENTS = sorted(p.name for p in (ROOT/"nbs").glob("exp_*.ipynb"))
