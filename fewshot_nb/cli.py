@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse, json, os, shutil, sys
 from pathlib import Path
 import pandas as pd
-import fewshot_nb
 from .core import atomic_write, file_md5
 from .data.omniglot import RESOURCES, data_root, cache_dir, fetch, ChecksumError
 from .bench.experiment import experiments_dir

@@ -4,7 +4,6 @@ estimates and standard errors to 1e-4, variances to 1e-3 (relative), logLik to 1
 Satterthwaite df, F and DenDF to 1e-2 (relative). Skipped when R, lme4 or lmerTest is missing, unless
 FEWSHOT_REQUIRE_R=1, which makes a missing R a failure (for CI machines that must run the check)."""
 import os, shutil, tempfile
-from pathlib import Path
 import pytest
 from fewshot_nb.mixed import simulate_runs, fit_mixed, has_lme4, lme4_fit, compare_with_lme4
 
