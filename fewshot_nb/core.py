@@ -14,10 +14,10 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['logger', 'seed_everything', 'as_rng', 'derive_seed', 'get_device', 'to_tensor', 'atomic_write', 'save_json',
-           'save_csv', 'array_digest', 'file_md5', 'config_hash', 'source_checkout', 'package_versions', 'RunRecord',
-           'get_logger', 'verbose', 'set_progress', 'progress_enabled', 'progress', 'available_cpus',
-           'experiment_setup']
+__all__ = ['UNIT_SUFFIXES', 'COLUMN_UNITS', 'logger', 'seed_everything', 'as_rng', 'derive_seed', 'get_device', 'to_tensor',
+           'atomic_write', 'save_json', 'save_csv', 'column_unit', 'check_units', 'array_digest', 'file_md5',
+           'config_hash', 'source_checkout', 'package_versions', 'RunRecord', 'get_logger', 'verbose', 'set_progress',
+           'progress_enabled', 'progress', 'available_cpus', 'experiment_setup']
 
 # %% ../nbs/00_core.ipynb #7c7137cd
 def seed_everything(
@@ -114,10 +114,57 @@ def save_json(obj, path:str|Path) -> Path:
     with atomic_write(path) as tmp: tmp.write_text(json.dumps(obj, indent=2, default=_jsonable) + "\n")
     return Path(path)
 
-def save_csv(df, path:str|Path) -> Path:
-    "Write a pandas DataFrame to CSV at `path` atomically, without the index."
+def save_csv(
+    df,                          # the table (a pandas DataFrame)
+    path:str|Path,               # where to write it
+    units:bool|dict[str,str]=True,  # check that every numeric column states its unit (`check_units`); a dict also declares the units of this table's own columns; False skips the check
+) -> Path:
+    "Write a pandas DataFrame to CSV at `path` atomically, without the index, after checking its columns' units."
+    if units is not False: check_units(df, units if isinstance(units, dict) else None)
     with atomic_write(path) as tmp: df.to_csv(tmp, index=False)
     return Path(path)
+
+# %% ../nbs/00_core.ipynb #05e8bdf4
+UNIT_SUFFIXES = {"_pct": "percent (0 to 100)", "_pp": "percentage points (a difference or spread of percents)",
+                 "_frac": "fraction (0 to 1)", "_s": "seconds", "_px": "pixels"}
+
+COLUMN_UNITS = {   # regular expression on the whole column name -> what it holds; none of these has a unit to state
+    r"n|n_\w+|\w+_n|count|runs|images|diverged|distinct_\w+": "a count",
+    r"seed|repeat|rerun|task|group|point|level|config|configuration|step|steps|n_steps|epoch|epochs|set_size|z_dim|threads": "an index, a count or a size",
+    r"seconds": "seconds",
+    r"npar|df|Df|NumDF|DenDF": "degrees of freedom or a number of parameters",
+    r"lr|lr_\w+|\w+_lr|beta|alpha|a|lam|temperature|momentum|weight_decay|width|k": "a hyperparameter (unitless)",
+    r"p|p_\w+|\w+_p|Pr\(.*\)(/2)?": "a p-value",
+    r"t|z|F value|LRT|AIC|BIC|logLik|deviance|statistic|spearman\w*|pearson\w*|r2|\w+_r2": "a test statistic or a correlation (unitless)",
+    r"loss|\w+_loss|nll|\w+_nll|kl|kl_\w+|elbo|gp|w_dist": "a training objective, in the model's own units (nats for the VAEs' NLL and KL)",
+    r"diversity|diversity_\w+|distance_to_humans|\w+_distance": "a distance in the critic's feature space (Boutin et al. 2022)",
+}
+
+def column_unit(
+    name:str,                        # a column name
+    units:dict[str,str]|None=None,   # extra declarations {column: unit}, checked first
+) -> str|None:                       # what the column holds and in which unit, or None when its name does not say
+    "The unit of a table column, read from its suffix, from `units`, or from `COLUMN_UNITS`."
+    name = str(name)
+    if units and name in units: return units[name]
+    for suffix, unit in UNIT_SUFFIXES.items():
+        if name.endswith(suffix) and len(name) > len(suffix): return unit
+    for pattern, unit in COLUMN_UNITS.items():
+        if re.fullmatch(pattern, name): return unit
+    return None
+
+def check_units(
+    df,                              # a pandas DataFrame about to be written
+    units:dict[str,str]|None=None,   # extra declarations {column: unit} for this table's own columns
+):
+    "Raise `ValueError` naming every numeric column of `df` whose unit is not stated (see `column_unit`)."
+    if "unit" in df.columns: return   # the rows state their own units
+    numeric = [c for c in df.columns if df[c].dtype.kind in "iufc"]
+    missing = [c for c in numeric if column_unit(c, units) is None]
+    if missing:
+        raise ValueError(f"columns {missing} do not say their unit: name them with a unit suffix "
+                         f"({', '.join(UNIT_SUFFIXES)}; e.g. acc_frac for [0, 1], acc_pct for percent), add a `unit` "
+                         f"column, or declare them: save_csv(df, path, units={{{missing[0]!r}: 'what it holds'}})")
 
 # %% ../nbs/00_core.ipynb #6516e3d7
 def array_digest(*arrays:np.ndarray) -> str:

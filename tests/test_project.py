@@ -108,3 +108,17 @@ def test_timing_pattern():
         assert TIMING.search(timing), timing
     for other in ("5-way 1-shot", "20 runs", "0.5 ± 1.6", "sigma 2.5s-1", "FeatureSource: 360 items x 64 dims"):
         assert not TIMING.search(other), other
+
+
+_stored_csvs = sorted((ROOT/"nbs"/"results").rglob("*.csv"))
+
+@pytest.mark.parametrize("path", _stored_csvs, ids=lambda p: str(p.relative_to(ROOT/"nbs"/"results")))
+def test_stored_tables_state_their_units(path):
+    "Every stored results table says the unit of each numeric column (a suffix, a known name or a `unit` column)."
+    import pandas as pd
+    from fewshot_nb.core import check_units
+    check_units(pd.read_csv(path))
+
+
+def test_there_are_stored_tables():
+    assert len(_stored_csvs) > 50
