@@ -158,9 +158,13 @@ def check_units(
     units:dict[str,str]|None=None,   # extra declarations {column: unit} for this table's own columns
 ):
     "Raise `ValueError` naming every numeric column of `df` whose unit is not stated (see `column_unit`)."
-    if "unit" in df.columns: return   # the rows state their own units
     numeric = [c for c in df.columns if df[c].dtype.kind in "iufc"]
     missing = [c for c in numeric if column_unit(c, units) is None]
+    if missing and "unit" in df.columns:   # the rows state their own units: each row that has a value must name one
+        named = df["unit"].notna() & (df["unit"].astype(str).str.strip() != "")
+        if bad := [i for i in df.index[~named] if df.loc[i, missing].notna().any()]:
+            raise ValueError(f"rows {bad[:10]} have values in {missing} but no `unit`: give each row its unit")
+        return
     if missing:
         raise ValueError(f"columns {missing} do not say their unit: name them with a unit suffix "
                          f"({', '.join(UNIT_SUFFIXES)}; e.g. acc_frac for [0, 1], acc_pct for percent), add a `unit` "

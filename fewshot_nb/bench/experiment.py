@@ -160,6 +160,7 @@ class Finding:
     holds:bool         # whether our result agrees with the claim
     significant:bool   # whether it does so significantly (the interval excludes the alternative)
     note:str = ""      # how it was tested, or why this run cannot tell
+    unit:str = ""      # the unit of `ours`, `low` and `high` (e.g. 'percentage points', 'diversity'); needed when they are numbers
 
     def __post_init__(self):
         self.ours, self.low, self.high = float(self.ours), float(self.low), float(self.high)
@@ -179,7 +180,8 @@ def findings_table(
     findings:list[Finding],   # the findings of one run
 ) -> pd.DataFrame:            # one row per finding, the fields of `Finding` as columns
     "The findings as a tidy table, ready for `save_csv`."
-    return pd.DataFrame([asdict(f) for f in findings], columns=[f.name for f in fields(Finding)])
+    cols = ["claim", "paper", "where", "ours", "low", "high", "unit", "holds", "significant", "note"]
+    return pd.DataFrame([asdict(f) for f in findings], columns=cols)
 
 # %% ../../nbs/bench/60_experiment.ipynb #45541f2c
 def directional_finding(
@@ -192,12 +194,13 @@ def directional_finding(
     sign:int=1,         # +1: the claim is that the effect is above `margin`; -1: below `-margin`
     margin:float=0.0,   # the smallest effect that counts (>= 0), in the same units
     note:str="",        # how it was tested
+    unit:str="",        # the unit of `ours`, `low` and `high`
 ) -> Finding:
     "A `Finding` for a directional claim: holds if `sign * ours > margin`, significant if the whole interval is."
     if sign not in (1, -1): raise ValueError(f"sign must be +1 or -1, got {sign}")
     if margin < 0: raise ValueError(f"margin must be >= 0, got {margin}")
     near = low if sign == 1 else high          # the end of the interval closest to the alternative
-    return Finding(claim, paper, where, ours, low, high, holds=sign * ours > margin, significant=sign * near > margin, note=note)
+    return Finding(claim, paper, where, ours, low, high, holds=sign * ours > margin, significant=sign * near > margin, note=note, unit=unit)
 
 # %% ../../nbs/bench/60_experiment.ipynb #597492d2
 def experiments_dir() -> Path:
