@@ -14,10 +14,11 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['UNIT_SUFFIXES', 'COLUMN_UNITS', 'logger', 'seed_everything', 'as_rng', 'derive_seed', 'get_device', 'to_tensor',
-           'atomic_write', 'save_json', 'save_csv', 'column_unit', 'check_units', 'array_digest', 'file_md5',
-           'config_hash', 'source_checkout', 'package_versions', 'RunRecord', 'get_logger', 'verbose', 'set_progress',
-           'progress_enabled', 'progress', 'available_cpus', 'experiment_setup']
+__all__ = ['UNIT_SUFFIXES', 'COLUMN_UNITS', 'logger', 'PAGE_WIDTH_PX', 'seed_everything', 'as_rng', 'derive_seed', 'get_device',
+           'to_tensor', 'atomic_write', 'save_json', 'save_csv', 'column_unit', 'check_units', 'array_digest',
+           'file_md5', 'config_hash', 'source_checkout', 'package_versions', 'RunRecord', 'get_logger', 'verbose',
+           'set_progress', 'progress_enabled', 'progress', 'available_cpus', 'experiment_setup', 'figure_fonts',
+           'check_figure_fonts', 'save_figure']
 
 # %% ../nbs/00_core.ipynb #7c7137cd
 def seed_everything(
@@ -382,3 +383,52 @@ def experiment_setup(
     pd.set_option("display.max_columns", None)    # and every column: a wide table wraps in text instead of hiding columns
     logger.info(f"experiment setup: {int(threads)} torch thread(s), progress {'on' if progress else 'off'}")
     return int(threads)
+
+# %% ../nbs/00_core.ipynb #a79556b5
+PAGE_WIDTH_PX = 800   # the width of a docs page's text column, in CSS pixels (Quarto's default body width)
+
+def figure_fonts(
+    fig,                          # a matplotlib Figure
+    page_px:int=PAGE_WIDTH_PX,    # the width it is shown at when wider, in CSS pixels
+):                                # one row per visible text: text, size_pt (as set), page_pt (as shown), where
+    "Every visible text of `fig` with the size it shows at on a page `page_px` wide (see the formula above)."
+    import pandas as pd
+    from matplotlib.text import Text
+    fig.canvas.draw()                                    # lays the tick labels out
+    width_in = fig.get_tightbbox(fig.canvas.get_renderer()).width
+    scale = min(1.0, page_px / (width_in * fig.dpi))
+    rows = []
+    for t in fig.findobj(Text):
+        if not t.get_visible() or not t.get_text().strip(): continue
+        ax = t.axes
+        where = (ax.get_title() or type(ax).__name__) if ax is not None else "figure"
+        rows.append(dict(text=t.get_text()[:40], size_pt=t.get_fontsize(), page_pt=round(t.get_fontsize() * fig.dpi / 96 * scale, 2), where=where))
+    return pd.DataFrame(rows, columns=["text", "size_pt", "page_pt", "where"])
+
+def check_figure_fonts(
+    fig,                          # a matplotlib Figure
+    min_pt:float=9,               # the smallest size a reader should have to read, in points on the page
+    page_px:int=PAGE_WIDTH_PX,    # the page's text column, in CSS pixels
+):
+    "Raise `ValueError` naming the texts of `fig` that show below `min_pt` points on a page `page_px` wide."
+    f = figure_fonts(fig, page_px)
+    small = f[f.page_pt < min_pt - 1e-9]
+    if len(small):
+        w = fig.get_figwidth()
+        raise ValueError(f"{len(small)} text(s) of this {w:.1f}-inch figure show below {min_pt} pt on a {page_px}-px page, "
+                         f"e.g. {small.head(4)[['text', 'size_pt', 'page_pt']].to_dict('records')}: make the figure narrower "
+                         f"(at {fig.dpi:g} dpi, {page_px / fig.dpi:.1f} inches show unscaled) or its fonts larger")
+
+def save_figure(
+    fig,                          # a matplotlib Figure
+    path:str|Path,                # where to write the image (the format from its suffix, e.g. .png)
+    dpi:float|None=None,          # dots per inch of the file (default: the figure's)
+    min_pt:float|None=9,          # `check_figure_fonts` first (None: no check, e.g. for a grid of images)
+    **kwargs,                     # more arguments for `Figure.savefig`
+) -> Path:
+    "Check that `fig` reads at page width, then write it to `path` atomically."
+    path = Path(path)
+    if min_pt is not None: check_figure_fonts(fig, min_pt)
+    fmt = kwargs.pop("format", path.suffix.lstrip(".") or "png")
+    with atomic_write(path) as tmp: fig.savefig(tmp, format=fmt, dpi=dpi or fig.dpi, **kwargs)
+    return path
