@@ -30,10 +30,14 @@ def test_exp_bongard_tiny_run_every_method_and_rerun_loads(tmp_path):
     for m in methods:
         got = results[(results.method == m) & results.split.str.startswith("test")]
         assert sorted(got.problem) == sorted(tests.problem), m
-    assert set(results.acc.unique()) <= {0.0, 0.5, 1.0}
-    assert table.acc.between(0, 100).all() and (table.half_width >= 0).all()
+    assert set(results.acc_frac.unique()) <= {0.0, 0.5, 1.0}
+    assert table.acc_pct.between(0, 100).all() and (table.half_width_pct >= 0).all()
     findings = pd.read_csv(out/"findings.csv")
     assert {"ProtoNet beats the CNN-Baseline", "BA is the easiest test set for the meta-learners"} <= set(findings.claim)
+    assert set(findings.unit) == {"percentage points", "percent (accuracy)"}
+    assert {"train_acc_frac", "val_acc_frac", "val_ci_frac"} <= set(pd.read_csv(out/"training.csv").columns)
+    from fewshot_nb.core import check_units
+    for f in out.glob("*.csv"): check_units(pd.read_csv(f))             # every table states its units
     record = json.loads((out/"run.json").read_text())
     assert record["params"]["scale"] == 0.01 and record["seed"] == 1
     ck = sorted(p.name for p in (out/"checkpoints").iterdir())
@@ -65,7 +69,7 @@ def test_exp_bongard_free_form_variant(tmp_path):
     assert set(problems.family) == {"ff"} and set(problems.split) == {"train", "val", "test"}
     assert set(table.column) == {"Train", "FF"}
     paper = pd.read_csv(out/"paper_table3.csv")
-    assert list(paper.columns) == ["name", "Train", "FF"] and paper.set_index("name").loc["WReN-Bongard", "FF"] == 74.5
+    assert list(paper.columns) == ["name", "Train_pct", "FF_pct"] and paper.set_index("name").loc["WReN-Bongard", "FF_pct"] == 74.5
     assert "CNN-Baseline is near chance on FF" in set(pd.read_csv(out/"findings.csv").claim)
 
 

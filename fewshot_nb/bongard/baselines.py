@@ -387,7 +387,7 @@ def train_bongard(
     device:str="cpu",            # 'cpu', 'cuda' or 'auto'
     checkpoint_dir=None,         # folder of the checkpoints (None: none)
     progress:bool|None=None,        # progress bars (default: `core.set_progress` / FEWSHOT_PROGRESS)
-) -> tuple[Method, "pd.DataFrame"]: # the trained method (best validated weights) and its training history
+) -> tuple[Method, "pd.DataFrame"]: # the trained method (best validated weights) and its training history (accuracies as fractions: train_acc_frac, val_acc_frac, val_ci_frac)
     "Train one of the paper's methods on Bongard problems, with its pre-training if it has one."
     import pandas as pd
     from pathlib import Path
@@ -421,7 +421,8 @@ def train_bongard(
     n = max(1, round(epochs * len(train) / tasks_per_step))
     tr = _trainer(method, src, n, cfg, ck(name), val)
     hist.append(tr.fit().assign(stage="meta"))
-    return tr.load_best(), pd.concat(hist, ignore_index=True).assign(method=name)
+    frac = {"train_acc": "train_acc_frac", "val_acc": "val_acc_frac", "val_ci": "val_ci_frac"}   # the unit in the name, for save_csv
+    return tr.load_best(), pd.concat(hist, ignore_index=True).assign(method=name).rename(columns=frac)
 
 def bongard_accuracy(
     method:Method,          # a trained method
