@@ -569,7 +569,7 @@ def lme4_fit(
 def compare_with_lme4(
     fit:MixedFit,   # a fit of this module
     pairs:list|tuple=(),  # (a, b) pairs of levels whose contrasts are compared too
-) -> pd.DataFrame:  # one row per quantity: difference, tolerance, ok
+) -> pd.DataFrame:  # one row per quantity: difference, tolerance, ok, unit (of difference and tolerance)
     "Fit the table of `fit` in lme4 + lmerTest and measure how far this module's results are from R's."
     n = fit.names
     r = lme4_fit(fit.data, n["y"], n["fixed"], n["random"], fit.reml, pairs)
@@ -580,19 +580,21 @@ def compare_with_lme4(
     ours, ref = fit.fixed, r["fixed"]
     var, var_r = list(fit.variances.values()), list(r["variances"].values())
     aov, lrt = fixed_effect_test(fit), random_effects_lrt(fit)
-    rows = [("fixed estimates", rel(ours.estimate, ref.estimate, ref.se), 1e-4),
-            ("standard errors", rel(ours.se, ref.se), 1e-4),
-            ("variances", rel(var, var_r, 1e-4 * var_r[-1]), 1e-3),
-            ("logLik", abs(fit.llf - r["llf"]), 1e-3),
-            ("npar", abs(fit.n_params - r["n_params"]), 0),
-            ("singular", float(fit.singular != r["singular"]), 0),
-            ("coefficient df", rel(ours.df, ref.df), 1e-2),
-            ("F value", rel(aov["F value"], r["anova"]["F value"]), 1e-2),
-            ("DenDF", rel(aov.DenDF, r["anova"].DenDF), 1e-2),
-            ("LRT", float(np.max(np.abs(lrt.LRT[1:].to_numpy() - r["ranova"].LRT[1:].clip(lower=0).to_numpy()))), 2e-3)]
+    REL, REL_SE = "relative difference |ours - R| / |R| (unitless)", "difference relative to max(|R|, R's standard error) (unitless)"
+    rows = [("fixed estimates", rel(ours.estimate, ref.estimate, ref.se), 1e-4, REL_SE),
+            ("standard errors", rel(ours.se, ref.se), 1e-4, REL),
+            ("variances", rel(var, var_r, 1e-4 * var_r[-1]), 1e-3, "relative difference, |R| floored at 1e-4 of R's residual variance (unitless)"),
+            ("logLik", abs(fit.llf - r["llf"]), 1e-3, "absolute difference of log-likelihoods (nats)"),
+            ("npar", abs(fit.n_params - r["n_params"]), 0, "absolute difference of the numbers of parameters"),
+            ("singular", float(fit.singular != r["singular"]), 0, "1 when the two fits disagree on singularity, else 0"),
+            ("coefficient df", rel(ours.df, ref.df), 1e-2, REL),
+            ("F value", rel(aov["F value"], r["anova"]["F value"]), 1e-2, REL),
+            ("DenDF", rel(aov.DenDF, r["anova"].DenDF), 1e-2, REL),
+            ("LRT", float(np.max(np.abs(lrt.LRT[1:].to_numpy() - r["ranova"].LRT[1:].clip(lower=0).to_numpy()))), 2e-3,
+             "absolute difference of the LRT statistics (unitless)")]
     if len(pairs):
         ct = contrasts(fit, pairs)
-        rows += [("contrast estimates", rel(ct.estimate, r["contrasts"].estimate, r["contrasts"].se), 1e-4),
-                 ("contrast se", rel(ct.se, r["contrasts"].se), 1e-4), ("contrast df", rel(ct.df, r["contrasts"].df), 1e-2)]
-    out = pd.DataFrame(rows, columns=["quantity", "difference", "tolerance"])
-    return out.assign(ok=out.difference <= out.tolerance)
+        rows += [("contrast estimates", rel(ct.estimate, r["contrasts"].estimate, r["contrasts"].se), 1e-4, REL_SE),
+                 ("contrast se", rel(ct.se, r["contrasts"].se), 1e-4, REL), ("contrast df", rel(ct.df, r["contrasts"].df), 1e-2, REL)]
+    out = pd.DataFrame(rows, columns=["quantity", "difference", "tolerance", "unit"])
+    return out.assign(ok=out.difference <= out.tolerance)[["quantity", "difference", "tolerance", "ok", "unit"]]

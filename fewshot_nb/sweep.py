@@ -393,7 +393,8 @@ def collect(
             first.append(col)
         frames.append(df[first + [c for c in df.columns if c not in first]])
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    if save: save_csv(table, Path(sweep.out_dir)/f"collected_{Path(results).name}")
+    swept = {c: f"the notebook's parameter {k}, in the unit it takes" for k in sweep.swept for c in (k, f"param_{k}") if c in table.columns}
+    if save: save_csv(table, Path(sweep.out_dir)/f"collected_{Path(results).name}", units=swept)
     return table
 
 # %% ../nbs/70_sweep.ipynb #3e1ad854

@@ -19,6 +19,9 @@ def test_exp_lake_runs_with_injected_parameters(tmp_path):
     counts = results.groupby(["setting", "method"]).size()
     assert counts.loc["within_alphabet"].eq(12).all() and counts.loc["unstructured"].eq(12).all()
     assert counts.loc["lake_runs"].eq(20).all()
+    assert results.acc_frac.between(0, 1).all() and (results.acc_frac + results.error_frac - 1).abs().max() < 1e-9   # fractions, named so
+    summary = pd.read_csv(out/"summary.csv")                                                              # ... summarised in percent
+    assert {"error_pct", "half_width_pct", "low_pct", "high_pct"} <= set(summary.columns) and summary.error_pct.between(0, 100).all()
     record = json.loads((out/"run.json").read_text())
     assert record["params"]["n_tasks"] == 12 and record["params"]["n_way"] == 5 and record["seed"] == 3
     for f in ("summary.csv", "paired.csv", "findings.csv", "errors.png", "tasks_within_alphabet_seed3.npz",

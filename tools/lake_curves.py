@@ -3,7 +3,9 @@
 Trains one regime on all 8 background alphabets the minimal sets offer (with the 90/180/270-degree rotations as new
 classes, optionally random affine distortions of every training image) and scores it every `--eval-every` steps on
 Lake's 20 runs and on 1,000 within-alphabet 20-way 1-shot tasks of held-out training characters (the validation
-signal a default is chosen by). One CSV row per evaluation: step, seconds, both errors.
+signal a default is chosen by). One CSV row per evaluation: step, seconds, and errors in percent: on
+Lake's runs (`lake_err_pct`, with its t half-width `lake_hw_pct`; `lake_err_cl2n_pct` with CL2N features) and on the
+validation tasks (`val_err_pct`).
 
     FEWSHOT_DATA=../shared/data python tools/lake_curves.py --regime protonet --steps 2000 --augment --out runs/lake_curves/protonet_aug.csv
 """
@@ -79,10 +81,10 @@ def main():
         s, q = f[lake.support], f[lake.query]
         cl2n = 100 * (1 - accuracy(q @ s.transpose(1, 2), lake.query_labels, lake.query_mask))
         row = dict(step=step, train_s=round(t_train, 1), images=step * (a.batch_size if a.regime != "protonet" else a.train_way * (a.train_shot + a.train_query)),
-                   lake_err=ci.mean, lake_hw=ci.high - ci.mean, lake_err_cl2n=float(cl2n.mean()))
+                   lake_err_pct=ci.mean, lake_hw_pct=ci.high - ci.mean, lake_err_cl2n_pct=float(cl2n.mean()))
         if val is not None:
             v = 100 * (1 - accuracy(m.scores(val, val_tasks), val_tasks.query_labels, val_tasks.query_mask))
-            row["val_err"] = float(v.mean())
+            row["val_err_pct"] = float(v.mean())
         rows.append(row); print(row, flush=True)
         save_csv(pd.DataFrame(rows), a.out)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)

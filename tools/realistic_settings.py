@@ -49,7 +49,7 @@ def main(argv=None):
         res = bench.results
         for m in METHODS:
             for s in (1, 5):
-                acc = {q: res[(res.method == m) & (res.setting == f"{s}shot_{q}")].acc.to_numpy() * 100 for q in ("balanced", "dir2")}
+                acc = {q: res[(res.method == m) & (res.setting == f"{s}shot_{q}")].acc_frac.to_numpy() * 100 for q in ("balanced", "dir2")}
                 d = difference_ci(acc["balanced"], acc["dir2"])
                 rows.append(dict(candidate=name, steps=steps, structure=structure, n_way=way, method=m, shot=s,
                                  balanced_acc_pct=round(acc["balanced"].mean(), 1), dir2_acc_pct=round(acc["dir2"].mean(), 1),

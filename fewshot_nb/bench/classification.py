@@ -25,8 +25,9 @@ from ..training.backbones import make_backbone
 from ..training.trainer import TrainData, ClassStream, EpisodeStream, Trainer, Supervised, ProtoNetTraining, MatchingNet
 
 # %% auto #0
-__all__ = ['Scorer', 'REGIMES', 'TRAIN_DEFAULTS', 'TaskSetting', 'setting_seed', 'split_source', 'solver_scorer', 'model_scorer',
-           'baseline_scorer', 'Regime', 'register_regime', 'images_per_step', 'train_regime', 'ClassificationBench']
+__all__ = ['Scorer', 'REGIMES', 'TRAIN_DEFAULTS', 'PAIRED_COLUMNS', 'TaskSetting', 'setting_seed', 'split_source',
+           'solver_scorer', 'model_scorer', 'baseline_scorer', 'Regime', 'register_regime', 'images_per_step',
+           'train_regime', 'percent_summary', 'ClassificationBench']
 
 # %% ../../nbs/bench/61_classification.ipynb #ee28a43f
 @dataclass(frozen=True)
@@ -232,6 +233,27 @@ def train_regime(
     best_step = trainer.best[1] if trainer.best is not None else trainer.step
     return trainer.load_best(), history.assign(method=name, n_steps=n_steps, best_step=best_step), trainer
 
+# %% ../../nbs/bench/61_classification.ipynb #85456806
+PAIRED_COLUMNS = ["mean_diff_pp", "low_pp", "high_pp", "wilcoxon_p", "n_wins", "n_losses", "n_ties", "n"]   # a paired comparison's columns, in percentage points and counts of tasks
+
+def _check_frac(value:str):
+    if not str(value).endswith("_frac"): raise ValueError(f"the per-task score must be a fraction in a `_frac` column (e.g. acc_frac), got {value!r}")
+
+def _paired_row(pc) -> dict:
+    "The columns of `PAIRED_COLUMNS` from a `metrics.Paired` computed on percents."
+    return dict(mean_diff_pp=pc.mean_diff, low_pp=pc.low, high_pp=pc.high, wilcoxon_p=pc.wilcoxon_p,
+                n_wins=pc.wins, n_losses=pc.losses, n_ties=pc.ties, n=pc.n)
+
+def percent_summary(
+    df:pd.DataFrame,                # tidy results: one row per task
+    value:str="acc_frac",           # per-task fraction in [0, 1], a `_frac` column (`acc_frac`, `error_frac`)
+    by=("method",),                 # columns whose combinations are summarised separately
+) -> pd.DataFrame:                  # the `by` columns, then `<value>_pct` (the mean), half_width_pct, low_pct, high_pct, n
+    "Mean and 95% t-interval of a per-task fraction per group of `by`, in percent, each column named with its unit."
+    _check_frac(value)
+    s = summarise(df, value=value, by=by, scale=100)
+    return s.rename(columns={"mean": value.removesuffix("_frac") + "_pct", "half_width": "half_width_pct", "low": "low_pct", "high": "high_pct"})
+
 # %% ../../nbs/bench/61_classification.ipynb #8692b5c8
 class ClassificationBench:
     "Identical task manifests for every method (settings x seeds), the tidy results of each method on them, and their comparisons."
@@ -315,7 +337,7 @@ class ClassificationBench:
                 self.seconds[method, n, seed] = time.perf_counter() - t0
                 if acc.shape != (m.batch.n_tasks,): raise ValueError(f"{method}: the scorer returned shape {acc.shape} for {m.batch.n_tasks} tasks")
                 groups = m.batch.groups.tolist() if getattr(m.batch, "groups", None) is not None else [-1] * len(acc)
-                new += [dict(method=method, **s.row(), seed=seed, task=t, group=int(g), acc=float(a)) for t, (g, a) in enumerate(zip(groups, acc))]
+                new += [dict(method=method, **s.row(), seed=seed, task=t, group=int(g), acc_frac=float(a)) for t, (g, a) in enumerate(zip(groups, acc))]
                 bar.update(1)
         bar.close()
         self.rows += new
@@ -323,21 +345,21 @@ class ClassificationBench:
 
     @property
     def results(self) -> pd.DataFrame:
-        "Tidy results: one row per method, setting, seed and task (`group`: the task's group, e.g. alphabet, or -1; `acc` in [0, 1])."
-        cols = ["method", "setting", "n_way", "n_shot", "a", "structure", "source", "seed", "task", "group", "acc"]
+        "Tidy results: one row per method, setting, seed and task (`group`: the task's group, e.g. alphabet, or -1; `acc_frac`: accuracy in [0, 1])."
+        cols = ["method", "setting", "n_way", "n_shot", "a", "structure", "source", "seed", "task", "group", "acc_frac"]
         return pd.DataFrame(self.rows, columns=cols)
 
-    def summary(self, by=("method", "setting"), value:str="acc", scale:float=100) -> pd.DataFrame:
-        "Mean and 95% interval per group of `by`, over every task of every seed (in percent)."
-        return summarise(self.results, value=value, by=by, scale=scale)
+    def summary(self, by=("method", "setting"), value:str="acc_frac") -> pd.DataFrame:
+        "Mean and 95% interval per group of `by`, over every task of every seed, in percent (`percent_summary`)."
+        return percent_summary(self.results, value=value, by=by)
 
     def paired(self,
                pairs:list,          # (a, b) method names: each row compares a - b on identical tasks
                settings=None,       # settings compared (default: every setting both methods ran on)
-               value:str="acc",     # per-task score compared
-               scale:float=100,     # 100: differences in percentage points
-              ) -> pd.DataFrame:    # one row per pair and setting: mean_diff, low, high, wilcoxon_p, wins, losses, ties, n
-        "Paired comparisons of methods on identical tasks (same setting, seed and task index)."
+               value:str="acc_frac",  # per-task fraction compared (a `_frac` column)
+              ) -> pd.DataFrame:    # one row per pair and setting: mean_diff_pp, low_pp, high_pp, wilcoxon_p, n_wins, n_losses, n_ties, n
+        "Paired comparisons of methods on identical tasks (same setting, seed and task index), in percentage points."
+        _check_frac(value)
         r = self.results
         rows = []
         for a, b in pairs:
@@ -345,18 +367,17 @@ class ClassificationBench:
                 x = r[(r.setting == n) & (r.method.isin([a, b]))].pivot_table(index=["seed", "task"], columns="method", values=value)
                 if a not in x or b not in x: continue
                 x = x[[a, b]].dropna()                    # the tasks both ran (see `first`)
-                pc = paired_comparison(scale * x[a].to_numpy(), scale * x[b].to_numpy())
-                rows.append(dict(a=a, b=b, setting=n, mean_diff=pc.mean_diff, low=pc.low, high=pc.high, wilcoxon_p=pc.wilcoxon_p,
-                                 wins=pc.wins, losses=pc.losses, ties=pc.ties, n=pc.n))
-        return pd.DataFrame(rows, columns=["a", "b", "setting", "mean_diff", "low", "high", "wilcoxon_p", "wins", "losses", "ties", "n"])
+                pc = paired_comparison(100 * x[a].to_numpy(), 100 * x[b].to_numpy())
+                rows.append(dict(a=a, b=b, setting=n, **_paired_row(pc)))
+        return pd.DataFrame(rows, columns=["a", "b", "setting", *PAIRED_COLUMNS])
 
     def paired_settings(self,
                         pairs:list,          # (a, b) setting names whose tasks are twins (one has `support_from` the other)
                         methods=None,        # methods compared (default: every method evaluated on both)
-                        value:str="acc",     # per-task score compared
-                        scale:float=100,     # 100: differences in percentage points
-                       ) -> pd.DataFrame:    # one row per method and pair: mean_diff (a - b), low, high, wilcoxon_p, wins, losses, ties, n
-        "Paired comparisons of settings for each method, on twin tasks (same classes and support sets, other query sets)."
+                        value:str="acc_frac",  # per-task fraction compared (a `_frac` column)
+                       ) -> pd.DataFrame:    # one row per method and pair: mean_diff_pp (a - b), low_pp, high_pp, wilcoxon_p, n_wins, n_losses, n_ties, n
+        "Paired comparisons of settings for each method, on twin tasks (same classes and support sets, other query sets), in percentage points."
+        _check_frac(value)
         r = self.results
         rows = []
         for a, b in pairs:
@@ -367,10 +388,9 @@ class ClassificationBench:
                 x = r[(r.method == m) & r.setting.isin([a, b])].pivot_table(index=["seed", "task"], columns="setting", values=value)
                 if a not in x or b not in x: continue
                 x = x[[a, b]].dropna()
-                pc = paired_comparison(scale * x[a].to_numpy(), scale * x[b].to_numpy())
-                rows.append(dict(method=m, a=a, b=b, mean_diff=pc.mean_diff, low=pc.low, high=pc.high, wilcoxon_p=pc.wilcoxon_p,
-                                 wins=pc.wins, losses=pc.losses, ties=pc.ties, n=pc.n))
-        return pd.DataFrame(rows, columns=["method", "a", "b", "mean_diff", "low", "high", "wilcoxon_p", "wins", "losses", "ties", "n"])
+                pc = paired_comparison(100 * x[a].to_numpy(), 100 * x[b].to_numpy())
+                rows.append(dict(method=m, a=a, b=b, **_paired_row(pc)))
+        return pd.DataFrame(rows, columns=["method", "a", "b", *PAIRED_COLUMNS])
 
     def record(self) -> dict:
         "What a run record needs to replay the grid: each manifest's digest and the settings."
