@@ -189,7 +189,9 @@ class Ratio:
     n_a: int       # values in a
     n_b: int       # values in b
 
-    def fmt(self, digits:int=2) -> str: return f"{self.ratio:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
+    def fmt(self, digits:int=2) -> str:
+        "The ratio and its interval as `ratio [low, high]`, with `digits` decimals."
+        return f"{self.ratio:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
     def __str__(self): return self.fmt()
 
 def ratio_ci(

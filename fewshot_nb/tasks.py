@@ -26,10 +26,16 @@ class TaskTensors:
     n_way: int
 
     @property
-    def n_tasks(self) -> int: return self.support.shape[0]
+    def n_tasks(self) -> int:
+        "Number of tasks."
+        return self.support.shape[0]
     @property
-    def ragged(self) -> bool: return not (bool(self.support_mask.all()) and bool(self.query_mask.all()))
-    def shots(self) -> torch.Tensor: return self.onehot.sum(1)   # (n_tasks, n_way) support items per class
+    def ragged(self) -> bool:
+        "Whether any support or query slot is padding."
+        return not (bool(self.support_mask.all()) and bool(self.query_mask.all()))
+    def shots(self) -> torch.Tensor:
+        "Support items per class: (n_tasks, n_way)."
+        return self.onehot.sum(1)
 
 def _mask(m, shape, name, device):
     if m is None: return torch.ones(shape, dtype=torch.bool, device=device)

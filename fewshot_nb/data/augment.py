@@ -406,4 +406,5 @@ class Distorted:
         return b
 
     def config(self) -> dict:
+        "The source's config, with the distortion parameters added."
         return self.source.config() | dict(distortion=dict(self.params))

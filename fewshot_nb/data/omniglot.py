@@ -213,7 +213,9 @@ class OmniglotImages:
         self.groups = pd.Categorical(self.meta.alphabet, categories=self.group_names).codes.astype(np.int64)
 
     @property
-    def size(self) -> int: return self.images.shape[-1]
+    def size(self) -> int:
+        "Side of the square images, in pixels."
+        return self.images.shape[-1]
     def __len__(self): return len(self.images)
     def __repr__(self):
         return (f"OmniglotImages: {len(self):,} images, {len(self.class_names):,} classes, "

@@ -31,9 +31,15 @@ class Episode:
     group: int = -1             # group (alphabet) id for within-group tasks, -1 otherwise
 
     @property
-    def n_way(self) -> int: return len(self.classes)
-    def shots(self) -> np.ndarray: return np.bincount(self.support_labels, minlength=self.n_way)
-    def query_counts(self) -> np.ndarray: return np.bincount(self.query_labels, minlength=self.n_way)
+    def n_way(self) -> int:
+        "Number of classes in the episode."
+        return len(self.classes)
+    def shots(self) -> np.ndarray:
+        "Support items per class: (n_way,)."
+        return np.bincount(self.support_labels, minlength=self.n_way)
+    def query_counts(self) -> np.ndarray:
+        "Query items per class: (n_way,)."
+        return np.bincount(self.query_labels, minlength=self.n_way)
     def __repr__(self):
         return (f"Episode({self.n_way}-way, shots {self.shots().tolist()}, "
                 f"queries {self.query_counts().tolist()}, group {self.group})")
@@ -58,11 +64,17 @@ class EpisodeBatch:
     groups: torch.Tensor          # (n_tasks,) long group ids (-1: none)
 
     @property
-    def n_tasks(self) -> int: return len(self.classes)
+    def n_tasks(self) -> int:
+        "Number of tasks in the batch."
+        return len(self.classes)
     @property
-    def n_way(self) -> int: return self.classes.shape[1]
+    def n_way(self) -> int:
+        "Number of classes in each task."
+        return self.classes.shape[1]
     @property
-    def ragged(self) -> bool: return not (bool(self.support_mask.all()) and bool(self.query_mask.all()))
+    def ragged(self) -> bool:
+        "Whether any support or query slot is padding."
+        return not (bool(self.support_mask.all()) and bool(self.query_mask.all()))
     def __len__(self): return self.n_tasks
     def __repr__(self):
         return (f"EpisodeBatch({self.n_tasks} tasks, {self.n_way}-way, support {tuple(self.support.shape)}, "
@@ -92,9 +104,15 @@ class EpisodeBatch:
         out = np.zeros((self.n_tasks, self.n_way), np.int64); np.add.at(out, (t, ql[t, j]), 1)
         return out
 
-    def episodes(self) -> list[Episode]: return [self[i] for i in range(self.n_tasks)]
-    def tensors(self) -> dict: return {k: getattr(self, k) for k in self.__dataclass_fields__}
-    def to(self, device) -> "EpisodeBatch": return EpisodeBatch(**{k: v.to(device) for k, v in self.tensors().items()})
+    def episodes(self) -> list[Episode]:
+        "The batch as a list of `Episode`s, one per task."
+        return [self[i] for i in range(self.n_tasks)]
+    def tensors(self) -> dict:
+        "The batch's fields, as a dict of tensors."
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+    def to(self, device) -> "EpisodeBatch":
+        "A copy of the batch with every tensor on `device`."
+        return EpisodeBatch(**{k: v.to(device) for k, v in self.tensors().items()})
 
     def gather(self,
                x:torch.Tensor, # (n_items, ...) features or images of the whole data source
@@ -394,9 +412,13 @@ class CapBinding:
     caps: np.ndarray     # (n_tasks, n_way) items each class has left after its shots
 
     @property
-    def binds(self) -> np.ndarray: return (self.counts > self.caps).any(1)   # (n_tasks,) tasks that ask too much
+    def binds(self) -> np.ndarray:
+        "Which tasks ask some class for more items than its cap: (n_tasks,) bool."
+        return (self.counts > self.caps).any(1)
     @property
-    def rate(self) -> float: return float(self.binds.mean())                # share of tasks whose counts exceed a cap
+    def rate(self) -> float:
+        "Share of tasks whose counts exceed a cap."
+        return float(self.binds.mean())
     def __repr__(self): return f"CapBinding({100 * self.rate:.1f}% of {len(self.counts)} uncapped draws exceed a cap)"
 
 @patch

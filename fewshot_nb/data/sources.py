@@ -73,9 +73,13 @@ class FeatureSource:
         self.feats = feats
 
     @property
-    def n_classes(self) -> int: return len(self.class_names)
+    def n_classes(self) -> int:
+        "Number of classes."
+        return len(self.class_names)
     @property
-    def dim(self) -> int: return self.feats.shape[1]
+    def dim(self) -> int:
+        "Feature dimension `d`."
+        return self.feats.shape[1]
     def __len__(self): return len(self.feats)
     def __repr__(self):
         g = "" if self.groups is None else f", {len(self.group_names)} group{'s' * (len(self.group_names) != 1)}"
@@ -186,7 +190,9 @@ class ImageFolderSource:
             check_one_group(self.labels, self.groups, self.class_names, self.group_names)
 
     @property
-    def n_classes(self) -> int: return len(self.class_names)
+    def n_classes(self) -> int:
+        "Number of classes."
+        return len(self.class_names)
     def __len__(self): return len(self.files)
     def __repr__(self):
         g = "" if self.groups is None else f", {len(self.group_names)} group{'s' * (len(self.group_names) != 1)}"
