@@ -66,8 +66,12 @@ class MetaSolver(Solver):
         raise NotImplementedError
 
     @property
-    def fitted(self) -> bool: return self.net is not None
-    def config(self) -> dict: return super().config() | dict(meta_fit=self.meta)
+    def fitted(self) -> bool:
+        "Whether the network has been meta-trained or loaded."
+        return self.net is not None
+    def config(self) -> dict:
+        "The solver's config, with the settings of its meta-training."
+        return super().config() | dict(meta_fit=self.meta)
 
     def _check_fitted(self):
         if self.net is None:
@@ -203,6 +207,7 @@ class VersaNet(nn.Module):
     def forward(self,
                 pooled:torch.Tensor,   # (n_tasks, K, d) mean support feature of each class
                ) -> tuple[torch.Tensor, ...]: # weight mean and log-variance (n_tasks, K, d), bias mean and log-variance (n_tasks, K)
+        "Posterior mean and log-variance of each class's weights and bias, from its pooled support feature."
         return self.w_mean(pooled), self.w_logvar(pooled), self.b_mean(pooled)[..., 0], self.b_logvar(pooled)[..., 0]
 
 PREDICTS = ("sample", "mean")
@@ -223,8 +228,12 @@ class Versa(MetaSolver):
         if predict not in PREDICTS: raise ValueError(f"predict must be one of {PREDICTS}, got {predict!r}")
         self.predict = predict
 
-    def hparams(self): return dict(hidden=self.hidden, n_samples=self.n_samples, predict=self.predict, norm=self.norm)
-    def build(self, dim, n_way): return VersaNet(dim, self.hidden or dim)
+    def hparams(self):
+        "Hidden width, number of samples, prediction rule and normalisation."
+        return dict(hidden=self.hidden, n_samples=self.n_samples, predict=self.predict, norm=self.norm)
+    def build(self, dim, n_way):
+        "A fresh amortisation network for `dim`-dimensional features."
+        return VersaNet(dim, self.hidden or dim)
 
     def posterior(self, net:nn.Module, t:TaskTensors) -> tuple[torch.Tensor, ...]:
         "Mean and log-variance of every class's weights `(n_tasks, K, d)` and bias `(n_tasks, K)`."
@@ -238,6 +247,7 @@ class Versa(MetaSolver):
         return mean, var
 
     def episode_loss(self, net, t, query_labels, gen):
+        "Negative Monte Carlo predictive log-likelihood of the query labels, and query accuracy of the mean logits."
         mean, var = self.logit_moments(net, t)
         eps = torch.randn((self.n_samples, *mean.shape), generator=gen, device=mean.device, dtype=mean.dtype)
         logp = torch.addcmul(mean, var.sqrt(), eps).log_softmax(-1)                                    # (L, T, Q, K)
@@ -247,6 +257,7 @@ class Versa(MetaSolver):
         return -masked_query_mean(ll, t.query_mask).mean(), acc
 
     def solve(self, t, generator):
+        "Query probabilities: of the posterior mean classifier, or averaged over `n_samples` sampled classifiers."
         w_mu, w_lv, b_mu, b_lv = self.posterior(self.network(t), t)
         if self.predict == "mean": return torch.baddbmm(b_mu.unsqueeze(1), t.query, w_mu.transpose(1, 2)).softmax(-1)
         K, d = w_mu.shape[1:]
@@ -273,6 +284,7 @@ class TaskNorm(nn.Module):
                 x:torch.Tensor,     # (n_tasks, n_query, n)
                 mask:torch.Tensor,  # (n_tasks, n_query) bool, True for real queries
                ) -> torch.Tensor:   # (n_tasks, n_query, n)
+        "Normalise `x` with the mean and variance of each task's real queries, then scale and shift."
         mu = masked_query_mean(x, mask).unsqueeze(1)
         var = masked_query_mean((x - mu).square(), mask).unsqueeze(1)    # biased, as batch normalisation in training mode
         return (x - mu) * torch.rsqrt(var + self.eps) * self.weight + self.bias
@@ -291,6 +303,7 @@ class SyntheticGradient(nn.Module):
                 logits:torch.Tensor,  # (n_tasks, n_query, K)
                 mask:torch.Tensor,    # (n_tasks, n_query) bool, True for real queries
                ) -> torch.Tensor:     # (n_tasks, n_query, K) synthetic gradients, zero on padded rows
+        "Synthetic gradients of the query logits, computed from the logits alone."
         h = self.norm1(F.relu(self.fc1(logits)), mask)
         h = self.norm2(F.relu(self.fc2(h)), mask)
         return self.fc3(h) * mask.unsqueeze(-1).to(logits.dtype)
@@ -342,8 +355,12 @@ class SIB(MetaSolver):
         self.n_steps, self.step_size = _check_int("n_steps", n_steps, 0), _check_pos("step_size", step_size)
         self.hidden = None if hidden is None else _check_int("hidden", hidden, 1)
 
-    def hparams(self): return dict(n_steps=self.n_steps, step_size=self.step_size, hidden=self.hidden, norm=self.norm)
-    def build(self, dim, n_way): return SIBNet(dim, n_way, self.hidden or 8 * n_way)
+    def hparams(self):
+        "Refinement steps, step size, hidden width and normalisation."
+        return dict(n_steps=self.n_steps, step_size=self.step_size, hidden=self.hidden, norm=self.norm)
+    def build(self, dim, n_way):
+        "A fresh synthetic-gradient network for `dim`-dimensional features and `n_way` classes."
+        return SIBNet(dim, n_way, self.hidden or 8 * n_way)
 
     def refine(self,
                net:nn.Module,   # a SIBNet
@@ -359,6 +376,7 @@ class SIB(MetaSolver):
         return cosine_logits(xq, theta, net.scale, net.bias)[0], theta
 
     def episode_loss(self, net, t, query_labels, gen):
+        "Cross-entropy of the refined query logits, and query accuracy, averaged over real queries and tasks."
         logits, _ = self.refine(net, t)
         y = query_labels.clamp_min(0)
         ce = F.cross_entropy(logits.transpose(1, 2), y, reduction="none")
@@ -366,6 +384,7 @@ class SIB(MetaSolver):
         return masked_query_mean(ce, t.query_mask).mean(), acc
 
     def solve(self, t, generator):
+        "Query probabilities after the synthetic-gradient refinement (tasks must have the meta-trained `n_way`)."
         net = self.network(t)
         if t.n_way != self.n_way:
             raise ValueError(f"this SIB's synthetic-gradient network was meta-trained for {self.n_way}-way tasks, got {t.n_way}-way "

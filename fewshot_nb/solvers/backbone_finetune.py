@@ -44,11 +44,14 @@ class FinetuneNorm(nn.Module):
 
     def forward(self, x:torch.Tensor) -> torch.Tensor: # (n, C, ...) -> same shape
         # torch's fused kernel: with no running statistics to update it is a pure function, and vmap batches it
+        "Batch normalisation with the batch's own statistics (mode 'batch', or none stored) or the stored ones."
         if self.mode == "batch" or self.running_mean is None:
             return F.batch_norm(x, None, None, self.weight, self.bias, training=True, eps=self.eps)   # biased variance, as BatchNorm
         return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias, training=False, eps=self.eps)
 
-    def extra_repr(self): return f"{self.num_features}, mode={self.mode!r}, eps={self.eps}"
+    def extra_repr(self):
+        "Features, mode and eps, for the module's repr."
+        return f"{self.num_features}, mode={self.mode!r}, eps={self.eps}"
 
 def finetune_copy(
     backbone:nn.Module,  # a trained network; it is not modified
@@ -157,16 +160,22 @@ class EntropyMinFinetune:
         self.tune_backbone, self.batch_tasks, self.chunk = bool(tune_backbone), batch_tasks, int(chunk)
         self.init_bn = init_bn
 
-    def hparams(self) -> dict: return dict(steps=self.steps, lr=self.lr, tau=self.tau, weights=self.weights, bn=self.bn,
+    def hparams(self) -> dict:
+        "Steps, learning rate, temperature, loss weights, and which parts are fine-tuned and how."
+        return dict(steps=self.steps, lr=self.lr, tau=self.tau, weights=self.weights, bn=self.bn,
                                            init_bn=self.init_bn, tune_backbone=self.tune_backbone)
-    def config(self) -> dict: return dict(method=self.name, transductive=self.transductive, **self.hparams())
+    def config(self) -> dict:
+        "Method name, transductive flag and hyperparameters: what a result row records."
+        return dict(method=self.name, transductive=self.transductive, **self.hparams())
     def __repr__(self): return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.hparams().items())})"
 
     def to(self, device) -> "EntropyMinFinetune":
         "Move the backbone copy to `device` (where the tasks are fine-tuned)."
         self.net.to(device); return self
     @property
-    def device(self) -> torch.device: return next(self.net.parameters()).device
+    def device(self) -> torch.device:
+        "The device that holds the network's parameters."
+        return next(self.net.parameters()).device
 
     def embed(self,
               params:dict,     # name -> (n_tasks, *shape) parameters of each task's network

@@ -44,8 +44,12 @@ class Solver:
             raise ValueError(f"solver name {cls.name!r} is taken by {old.__module__}.{old.__qualname__}: give {cls.__name__} its own name")
         SOLVERS[cls.name] = cls
 
-    def hparams(self) -> dict: return dict(norm=self.norm, tau=self.tau)
-    def config(self) -> dict: return dict(method=self.name, transductive=self.transductive, **self.hparams())
+    def hparams(self) -> dict:
+        "The hyperparameters that set the solver's predictions."
+        return dict(norm=self.norm, tau=self.tau)
+    def config(self) -> dict:
+        "Method name, transductive flag and hyperparameters: what a result row records."
+        return dict(method=self.name, transductive=self.transductive, **self.hparams())
     def __repr__(self): return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.hparams().items())})"
 
     def solve(self, t:TaskTensors, generator:torch.Generator) -> torch.Tensor:
@@ -79,6 +83,7 @@ class ProtoNet(Solver):
     name = "protonet"
     def __init__(self, norm="none", tau=1.0, base_mean=None): super().__init__(norm, tau, base_mean)
     def solve(self, t, generator):
+        "Softmax over the scaled distances of the queries to the class means of the support."
         w = prototypes(t.support, t.labels, t.n_way, t.support_mask)
         return distance_logits(t.query, w, self.tau).softmax(-1)
 

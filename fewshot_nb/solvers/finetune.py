@@ -130,7 +130,9 @@ class GradientSolver(Solver):
             raise ValueError(f"projection must be None (stop on settled predictions alone) or a safety factor > 0, got {projection!r}")
         self.patience, self.check_every, self.projection = patience, check_every, None if projection is None else float(projection)
 
-    def hparams(self): return dict(steps=self.steps, lr=self.lr, weights=self.weights, alpha=self.alpha,
+    def hparams(self):
+        "Steps, learning rate, loss weights and early-stopping settings, with the base ones."
+        return dict(steps=self.steps, lr=self.lr, weights=self.weights, alpha=self.alpha,
                                    space=self.space, **({} if self.patience is None else dict(patience=self.patience, check_every=self.check_every, projection=self.projection)),
                                    **super().hparams())
 
@@ -250,6 +252,7 @@ class GradientSolver(Solver):
         return torch.cat([W for W, _ in out]), torch.cat([Zq for _, Zq in out])
 
     def solve(self, t, generator):
+        "Fit the class weights by gradient descent, then softmax over scaled distances of the queries to them."
         W, Zq = self.fit_chunks(t)
         return distance_logits(Zq, W, self.tau).softmax(-1)
 
@@ -268,6 +271,7 @@ class BaselinePP(Baseline):
     "Baseline++: the same fit, predictions by cosine similarity to the class weights, inductive."
     name = "baseline++"
     def solve(self, t, generator):
+        "Fit the class weights, then softmax over scaled cosine similarities of the queries to them."
         W, Zq = self.fit_chunks(t)
         return (self.tau * F.normalize(Zq, dim=-1) @ F.normalize(W, dim=-1).transpose(1, 2)).softmax(-1)
 

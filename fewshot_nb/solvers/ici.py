@@ -243,11 +243,14 @@ class LRICI(Solver):
         self.path_max_iter, self.lr_max_iter = _at_least("path_max_iter", path_max_iter, 1), _at_least("lr_max_iter", lr_max_iter, 1)
         self.n_rounds = None   # rounds the last call needed (its slowest task)
 
-    def hparams(self): return dict(norm=self.norm, dim=self.dim, step=self.step, C=self.C, max_rounds=self.max_rounds,
+    def hparams(self):
+        "Reduced dimension, selection step, regularisation, and the tolerances of the two solvers."
+        return dict(norm=self.norm, dim=self.dim, step=self.step, C=self.C, max_rounds=self.max_rounds,
                                    n_lambdas=self.n_lambdas, lambda_ratio=self.lambda_ratio, path_tol=self.path_tol,
                                    path_max_iter=self.path_max_iter, lr_tol=self.lr_tol, lr_max_iter=self.lr_max_iter)
 
     def solve(self, t, generator):
+        "Refit the logistic regression with the most credible pseudo-labelled queries, round by round; query probabilities."
         S, Q, K = t.support.shape[1], t.query.shape[1], t.n_way
         Z = torch.cat([t.support, t.query], 1).to(torch.float64)
         G = torch.bmm(Z, Z.mT)                                     # the only use of the features

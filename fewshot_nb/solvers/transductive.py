@@ -85,7 +85,9 @@ class PTMAP(Solver):
         self.beta, self.lam, self.alpha, self.n_epochs = float(beta), float(lam), float(alpha), int(n_epochs)
         self.eps, self.max_iter = float(eps), int(max_iter)
 
-    def hparams(self): return dict(norm=self.norm, beta=self.beta, lam=self.lam, alpha=self.alpha,
+    def hparams(self):
+        "Power transform, Sinkhorn and centre-update settings."
+        return dict(norm=self.norm, beta=self.beta, lam=self.lam, alpha=self.alpha,
                                    n_epochs=self.n_epochs, eps=self.eps, max_iter=self.max_iter)
 
     def gram(self, t:TaskTensors) -> torch.Tensor:
@@ -106,6 +108,7 @@ class PTMAP(Solver):
         return gram_normalise(gram_centre(gram_normalise(G), E))
 
     def solve(self, t, generator):
+        "Alternate balanced (Sinkhorn) soft assignments of the queries and updates of the class centres; query probabilities."
         S, K = t.support.shape[1], t.n_way
         G = self.gram(t)
         shots = t.shots()
@@ -202,10 +205,13 @@ class LaplacianShot(Solver):
         self.lmd, self.knn, self.n_iter = float(lmd), int(knn), int(n_iter)
         self.proto_rect, self.rect_eps = bool(proto_rect), float(rect_eps)
 
-    def hparams(self): return dict(norm=self.norm, lmd=self.lmd, knn=self.knn, n_iter=self.n_iter,
+    def hparams(self):
+        "Laplacian weight, neighbours, iterations, prototype rectification and temperature."
+        return dict(norm=self.norm, lmd=self.lmd, knn=self.knn, n_iter=self.n_iter,
                                    proto_rect=self.proto_rect, rect_eps=self.rect_eps, tau=self.tau)
 
     def solve(self, t, generator):
+        "Bound updates of the Laplacian-regularised soft assignments of the queries; query probabilities."
         w = (rectified_prototypes(t, self.rect_eps) if self.proto_rect
              else prototypes(t.support, t.labels, t.n_way, t.support_mask))
         L = class_scores(w, t.query, self.tau)                      # (T, K, Q): -unary, up to a per-query constant
@@ -229,7 +235,10 @@ class BDCSPN(Solver):
         if not eps > 0: raise ValueError(f"eps must be > 0, got {eps!r}")
         self.eps = float(eps)
 
-    def hparams(self): return dict(norm=self.norm, eps=self.eps, tau=self.tau)
+    def hparams(self):
+        "Normalisation, rectification eps and temperature."
+        return dict(norm=self.norm, eps=self.eps, tau=self.tau)
 
     def solve(self, t, generator):
+        "Softmax over the class scores of the queries against the rectified prototypes."
         return class_scores(rectified_prototypes(t, self.eps), t.query, self.tau).softmax(1).transpose(1, 2)
