@@ -87,6 +87,7 @@ class ResNet12Block(nn.Module):
         self.act, self.pool, self.drop_rate = nn.LeakyReLU(0.1), nn.MaxPool2d(2), drop_rate
 
     def forward(self, x:Tensor) -> Tensor:
+        "Three conv-BN layers, plus the shortcut, then max-pooling and (if set) dropout."
         out = self.act(self.bn1(self.conv1(x)))
         out = self.act(self.bn2(self.conv2(out)))
         out = self.bn3(self.conv3(out))
@@ -131,6 +132,7 @@ class BasicBlock(nn.Module):
                          nn.Sequential(nn.Conv2d(in_channels, out_channels, 1, stride=stride, bias=False), nn.BatchNorm2d(out_channels)))
 
     def forward(self, x:Tensor) -> Tensor:
+        "Two conv-BN layers with ReLU, plus the shortcut, then ReLU."
         out = F.relu(self.bn1(self.conv1(x)))
         return F.relu(self.bn2(self.conv2(out)) + self.shortcut(x))
 
@@ -174,6 +176,7 @@ class WideBasic(nn.Module):
         self.drop_rate = drop_rate
 
     def forward(self, x:Tensor) -> Tensor:
+        "Two pre-activation BN-ReLU-conv layers with dropout between, plus the shortcut."
         a = F.relu(self.bn1(x))
         out = F.relu(self.bn2(self.conv1(a)))
         if self.drop_rate > 0: out = F.dropout(out, self.drop_rate, self.training)

@@ -33,6 +33,7 @@ class BatchStatNorm(nn.Module):
         self.ref_rows = None   # int: statistics of the first `ref_rows` items only (set by `stats_from_first`)
 
     def forward(self, x:torch.Tensor) -> torch.Tensor: # (n, C, ...) -> same shape
+        "Normalise with the statistics of the batch (or of its first `ref_rows` rows), then scale and shift."
         dims = [0] + list(range(2, x.ndim))
         ref = x if self.ref_rows is None else x[:self.ref_rows]
         mean = ref.mean(dims, keepdim=True)
@@ -42,7 +43,9 @@ class BatchStatNorm(nn.Module):
         shape = (1, -1) + (1,) * (x.ndim - 2)
         return y * self.weight.view(shape) + self.bias.view(shape)
 
-    def extra_repr(self): return f"{self.num_features}, eps={self.eps}, affine={self.affine}"
+    def extra_repr(self):
+        "Features, eps and affine, for the module's repr."
+        return f"{self.num_features}, eps={self.eps}, affine={self.affine}"
 
 def use_batch_stats_(
     module:nn.Module,  # a network; its BatchNorm layers are replaced in place
@@ -104,6 +107,7 @@ class MAML(Method):
         self.query_norm = query_norm
 
     def forward(self, x:torch.Tensor) -> torch.Tensor: # (n, C, H, W) -> (n, n_way) logits
+        "Logits of the current weights: the backbone, then the head."
         return self.head(self.backbone(x))
 
     def _descend(self, fwd, fast:dict, x, y, steps:int) -> dict:
@@ -160,6 +164,7 @@ class MAML(Method):
         return self._head_fwd(self._descend(self._head_fwd, head, fs, labels, steps), fq)
 
     def config(self) -> dict:
+        "The method's config, with the inner-loop settings."
         return super().config() | dict(n_way=self.n_way, inner_steps=self.inner_steps, inner_lr=self.inner_lr,
                                        first_order=self.first_order, anil=self.anil, eval_inner_steps=self.eval_inner_steps,
                                        **({} if self.query_norm == "batch" else dict(query_norm=self.query_norm)))  # the default: configs as before

@@ -61,7 +61,9 @@ class PairStream:
             if not len(self.eligible): raise ValueError("structure='within_group' needs a group with at least 2 classes")
 
     @property
-    def images_per_step(self) -> int: return 2 * self.n_pairs
+    def images_per_step(self) -> int:
+        "Images seen per training step: two per pair."
+        return 2 * self.n_pairs
 
     def _one_image(self, classes:np.ndarray, rng) -> np.ndarray:
         "A uniform random image of each class."
@@ -100,6 +102,7 @@ class PairStream:
         return dict(x1=x1, x2=x2, y=torch.from_numpy(y).float().to(dev))
 
     def config(self) -> dict:
+        "How the pairs are drawn, and the data they come from."
         return dict(kind=self.kind, n_pairs=self.n_pairs, structure=self.structure, binarize=self.binarize,
                     n_images=len(self.data), n_classes=self.data.n_classes, rotations=self.data.rotations)
 
@@ -137,6 +140,7 @@ class Siamese(Method):
         return self.pair_logits(f[:len(x1)], f[len(x1):])
 
     def loss(self, batch:dict) -> tuple[Tensor, dict]:
+        "Binary cross-entropy of the pairs' same-class logits, and pair accuracy."
         logit = self(batch["x1"], batch["x2"]); y = batch["y"]
         return F.binary_cross_entropy_with_logits(logit, y), dict(acc=((logit > 0).float() == y).float().mean().item())
 
@@ -163,7 +167,9 @@ class Siamese(Method):
                        else (lg * m).sum(-1) / m.sum(-1).clamp_min(1))
         return torch.stack(out, -1)
 
-    def config(self) -> dict: return super().config() | dict(shot_pool=self.shot_pool)
+    def config(self) -> dict:
+        "The method's config, with how shots are pooled."
+        return super().config() | dict(shot_pool=self.shot_pool)
 
 # %% ../../nbs/training/45_siamese.ipynb #405b717d
 class KochNet(nn.Module):

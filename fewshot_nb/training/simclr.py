@@ -82,6 +82,7 @@ class ViewBatches(ClassStream):
         return dict(x1=x1, x2=x2)
 
     def config(self) -> dict:
+        "Batch size, augmentation, and the data the views come from."
         return dict(kind=self.kind, batch_size=self.batch_size, n_images=len(self.data), augment=_describe(self.augment),
                     binarize=self.binarize, rotations=self.data.rotations)
 
@@ -130,6 +131,7 @@ class SimCLR(Method):
         return nt_xent(z1, z2, self.temperature), dict(acc=contrastive_accuracy(z1, z2))
 
     def config(self) -> dict:
+        "The method's config, with the temperature, the projection head and the metric."
         if self.own_head: head = "backbone.projection" + (" after ReLU" if getattr(self.backbone, "head_relu", False) else "")
         else: head = " ".join(repr(self.projection).split())                  # the layers of the head, on one line
         return super().config() | dict(temperature=self.temperature, projection=head, metric=self.metric)

@@ -95,6 +95,7 @@ class ClassStream:
         return dict(x=x, y=self.data.labels[idx])
 
     def config(self) -> dict:
+        "Batch size, and the data the batches come from."
         return dict(kind=self.kind, batch_size=self.batch_size, n_images=len(self.data), n_classes=self.data.n_classes,
                     rotations=self.data.rotations, binarize=self.binarize)
 
@@ -125,6 +126,7 @@ class EpisodeStream:
                     n_way=b.n_way)
 
     def config(self) -> dict:
+        "Tasks per step, the sampler's config, and the data the episodes come from."
         return dict(kind=self.kind, n_tasks=self.n_tasks, binarize=self.binarize, sampler=self.sampler.config(),
                     n_images=len(self.data), n_classes=self.data.n_classes, rotations=self.data.rotations)
 
@@ -143,6 +145,7 @@ class Method(nn.Module):
         return self.backbone(x)
 
     def loss(self, batch:dict) -> tuple[torch.Tensor, dict]:
+        "The training loss of a batch and a dict of metrics to log; each regime defines it."
         raise NotImplementedError
 
     def classify(self, support, labels, query, n_way, mask=None) -> torch.Tensor:
@@ -183,6 +186,7 @@ class Method(nn.Module):
         return torch.cat(out)
 
     def config(self) -> dict:
+        "Method and backbone names; each regime adds its settings."
         return dict(method=type(self).__name__, backbone=type(self.backbone).__name__)
 
 def _episode_feats(method:Method, batch:dict) -> tuple[torch.Tensor, torch.Tensor]:
@@ -199,7 +203,9 @@ class CosineHead(nn.Module):
         super().__init__()
         self.weight = nn.Parameter(torch.randn(n_classes, in_features) * in_features ** -0.5)
         self.scale = scale
-    def forward(self, x): return self.scale * F.normalize(x, dim=-1) @ F.normalize(self.weight, dim=-1).T
+    def forward(self, x):
+        "Scaled cosine similarities of the features to the class weights."
+        return self.scale * F.normalize(x, dim=-1) @ F.normalize(self.weight, dim=-1).T
 
 class Supervised(Method):
     "Cross-entropy over the base classes with a linear (Baseline) or cosine (Baseline++) head."
@@ -219,11 +225,13 @@ class Supervised(Method):
         self.head = nn.Linear(d, n_classes) if head == "linear" else CosineHead(d, n_classes, head_scale)
 
     def loss(self, batch):
+        "Cross-entropy of the head's logits (label-smoothed if set), and accuracy."
         logits = self.head(self.embed(batch["x"]))
         loss = F.cross_entropy(logits, batch["y"], label_smoothing=self.label_smoothing)
         return loss, dict(acc=(logits.argmax(-1) == batch["y"]).float().mean().item())
 
     def config(self):
+        "The method's config, with the head, the number of classes and the label smoothing."
         return super().config() | dict(head=self.head_kind, n_classes=self.n_classes, label_smoothing=self.label_smoothing)
 
 # %% ../../nbs/training/41_trainer.ipynb #9e03fa83
@@ -235,12 +243,15 @@ class ProtoNetTraining(Method):
         self.metric, self.scale = metric, scale
 
     def loss(self, batch):
+        "Cross-entropy of the query logits, and query accuracy."
         s, q = _episode_feats(self, batch)
         logits = self.classify(s, batch["support_labels"], q, batch["n_way"])
         y = batch["query_labels"]
         return F.cross_entropy(logits.flatten(0, 1), y.flatten()), dict(acc=(logits.argmax(-1) == y).float().mean().item())
 
-    def config(self): return super().config() | dict(metric=self.metric, scale=self.scale)
+    def config(self):
+        "The method's config, with the metric and the scale."
+        return super().config() | dict(metric=self.metric, scale=self.scale)
 
 # %% ../../nbs/training/41_trainer.ipynb #524047d4
 class MatchingNet(Method):
@@ -276,6 +287,7 @@ class MatchingNet(Method):
         return g, h.view(T, Q, d)
 
     def classify(self, support, labels, query, n_way, mask=None):
+        "Log-probabilities of the query classes: attention over the support labels by cosine similarity (with full context embeddings if `fce`)."
         if self.fce: support, query = self._context(support, query, mask)
         sim = self.scale * F.normalize(query, dim=-1) @ F.normalize(support, dim=-1).transpose(1, 2)   # (T, Q, S)
         if mask is not None: sim = sim.masked_fill(~mask.unsqueeze(1), float("-inf"))
@@ -285,12 +297,15 @@ class MatchingNet(Method):
         return p.clamp_min(1e-12).log()                               # log-probabilities serve as logits
 
     def loss(self, batch):
+        "Negative log-likelihood of the query labels, and query accuracy."
         s, q = _episode_feats(self, batch)
         logp = self.classify(s, batch["support_labels"], q, batch["n_way"])
         y = batch["query_labels"]
         return F.nll_loss(logp.flatten(0, 1), y.flatten()), dict(acc=(logp.argmax(-1) == y).float().mean().item())
 
-    def config(self): return super().config() | dict(fce=self.fce, fce_steps=self.fce_steps, scale=self.scale)
+    def config(self):
+        "The method's config, with the context embeddings and the scale."
+        return super().config() | dict(fce=self.fce, fce_steps=self.fce_steps, scale=self.scale)
 
 # %% ../../nbs/training/41_trainer.ipynb #0559f8e0
 def check_method(
@@ -406,6 +421,7 @@ class Trainer:
 
     # -- checkpoints
     def state(self) -> dict:
+        "All that `load` needs to resume: config, step, history, model, optimiser, scheduler and best checkpoint."
         return dict(format="fewshot_nb.training.trainer/1", config=self.config, step=self.step, history=self.history,
                     model=self.method.state_dict(), optimizer=self.opt.state_dict(),
                     scheduler=None if self.sched is None else self.sched.state_dict(), window=self.window,
