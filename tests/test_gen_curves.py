@@ -17,7 +17,7 @@ def test_curve_is_written_resumed_and_extended(tmp_path):
     gc.main(args + ["--at", "0.2", "0.4"])
     first = pd.read_csv(out)
     assert list(first.epoch) == [0.2, 0.4] and list(first.step) == [5, 11]   # 27 steps an epoch (32 sets of 5 images)
-    assert first.recognizability.between(0, 1).all() and (first.diversity > 0).all() and first.nll.notna().all()
+    assert first.recognizability_frac.between(0, 1).all() and (first.diversity > 0).all() and first.nll.notna().all()
     assert out.with_suffix(".pt").exists()
     gc.main(args + ["--at", "0.2", "0.4", "0.6"])   # the same horizon: resumes from the checkpoint, scores only the new point
     ext = pd.read_csv(out)

@@ -155,7 +155,7 @@ def test_exp_beta_injected_and_rerun_loads_checkpoints(tmp_path):
     results = pd.read_csv(out/"results.csv")
     assert set(results.beta) == {0.5, 1.0, 3.0} and set(results.model) == {"vae_stn"}
     assert results.groupby("beta").size().eq(24).all()                                  # one row per test class
-    assert results.recognizability.between(0, 1).all() and (results.diversity >= 0).all()
+    assert results.recognizability_frac.between(0, 1).all() and (results.diversity >= 0).all()
     record = json.loads((out/"run.json").read_text())
     assert record["params"]["model"] == "vae_stn" and record["params"]["steps"] == 4 and record["seed"] == 1
     assert record["params"]["critics"] == str(critics)
@@ -192,13 +192,13 @@ def test_exp_generation_injected_every_figure_and_rerun_loads(tmp_path):
     results = pd.read_csv(out/"results.csv")
     assert results.groupby(["experiment", "variant", "model", "seed"]).size().eq(24).all()
     dist = pd.read_csv(out/"class_distances.csv")
-    assert list(dist.columns) == ["class", "vae_ns", "vae_stn", "dagan_un", "dagan_rn"] and len(dist) == 24 and (dist.iloc[:, 1:] >= 0).all().all()
+    assert list(dist.columns) == ["class", "vae_ns", "vae_stn", "dagan_un", "dagan_rn", "unit"] and len(dist) == 24 and (dist.iloc[:, 1:5] >= 0).all().all()
     findings = pd.read_csv(out/"findings.csv")
     assert len(findings) == 7 and not findings.holds.any()   # 3 steps: every model at chance, so no finding can hold
-    assert findings.note.str.contains("not recognizable beyond chance").all()
+    assert findings.note.str.contains("not recognizable beyond chance").all() and findings.unit.notna().all()
     controls = pd.read_csv(out/"critic_controls.csv")   # humans, the four models, pooled: both critics on the same tasks
     assert controls.source.tolist() == ["humans", "vae_ns", "vae_stn", "dagan_un", "dagan_rn", "pooled"]
-    assert controls.protonet.iloc[0] > 0.5 and controls[["protonet", "maml", "same_answer"]].apply(lambda c: c.between(0, 1)).all().all()
+    assert controls.protonet_frac.iloc[0] > 0.5 and controls[["protonet_frac", "maml_frac", "same_answer_frac"]].apply(lambda c: c.between(0, 1)).all().all()
     tsne_ = pd.read_csv(out/"tsne.csv")
     assert len(tsne_) == 2 * 20 * 20 and set(tsne_.critic) == {"Prototypical Net (labels)", "SimCLR (no labels)"}
     for f in ("fig3a.png", "fig4a.png", "fig5a.png", "fig5b.png", "fig_s4_tsne.png", "seed_spread.csv", "samples_dagan_rn.png", "human.csv"):

@@ -3,7 +3,8 @@
 Trains one model of `fewshot_nb.bench.generation.GENERATIVE_MODELS` on the bench's training characters and, at each
 epoch listed in `--at`, draws 20 samples from the prototype of every test class and scores them with the released
 critics (the bench's fixed recognizability tasks). One CSV row per evaluation (epoch, step, training seconds, loss,
-diversity and recognizability with their 95% half-widths over classes); the model is checkpointed at each evaluation,
+diversity and recognizability with their 95% half-widths over classes; recognizability as a fraction in
+[0, 1]: recognizability_frac, recognizability_hw_frac); the model is checkpointed at each evaluation,
 so an interrupted run resumes where it stopped.
 
     FEWSHOT_DATA=../shared/data python tools/gen_curves.py --model vae_ns --beta 1 --at 5 10 20 40 --out runs/gen_curves/ns_b1.csv
@@ -31,7 +32,7 @@ def plot(folder:Path):
     for i, f in enumerate(files):
         d = pd.read_csv(f)
         style = dict(color=plt.cm.tab20(i % 20), ls=["-", "--", ":", "-."][i // 20 % 4], marker="o", ms=3, label=f.stem)
-        axes[0].plot(d.step, 100 * d.recognizability, **style); axes[1].plot(d.step, d.diversity, **style)
+        axes[0].plot(d.step, 100 * d.recognizability_frac, **style); axes[1].plot(d.step, d.diversity, **style)
     axes[0].set_ylabel("recognizability (%)"); axes[1].set_ylabel("diversity (Eq. 2)")
     for ax in axes:
         ax.set_xlabel("optimiser steps (epochs differ with the data: see the CSVs)"); ax.set_xscale("log"); ax.tick_params(labelsize=9)
@@ -99,7 +100,7 @@ def main(argv=None):
         last = {k: v for k, v in tr.history[-1].items() if k not in ("step", "train_acc", "lr", "images_per_s")}   # means since the last row
         row = dict(model=a.model, beta=a.beta, epoch=e, step=stop, train_s=round(t_train, 1), eval_s=round(time.perf_counter() - t0, 1),
                    diversity=pt["diversity"], diversity_hw=pt["diversity_hw"],
-                   recognizability=pt["recognizability"], recognizability_hw=pt["recognizability_hw"], **last)
+                   recognizability_frac=pt["recognizability_frac"], recognizability_hw_frac=pt["recognizability_hw_frac"], **last)
         rows.append(row); print(row, flush=True)
         save_csv(pd.DataFrame(rows), out)
 

@@ -2,7 +2,8 @@
 
 Trains `fewshot_nb.generation.critics.maml_critic` with a `Trainer`, as `train_maml_critic` does, and writes after
 every validation a CSV row: step, seconds, training loss, and the 20-way 1-shot accuracy (10 inner steps) on 50
-fixed tasks of the 24 test classes of the minimal sets. Resumable: run the same command again.
+fixed tasks of the 24 test classes of the minimal sets (accuracies as fractions: train_acc_frac, val_acc_frac and the
+half-width val_ci_frac). Resumable: run the same command again.
 
     FEWSHOT_DATA=../shared/data OMP_NUM_THREADS=1 python tools/maml_critic_curve.py --order anil --steps 3000 \
         --out runs/maml_critic/anil_curve.csv --checkpoint runs/maml_critic/anil.ckpt \
@@ -11,7 +12,7 @@ fixed tasks of the 24 test classes of the minimal sets. Resumable: run the same 
 import argparse, json, time
 from pathlib import Path
 import pandas as pd, torch
-from fewshot_nb.core import atomic_write
+from fewshot_nb.core import save_csv
 from fewshot_nb.data.omniglot import load_omniglot
 from fewshot_nb.data.splits import weak_split
 from fewshot_nb.data.samplers import EpisodeSampler
@@ -45,8 +46,9 @@ until = min(a.until or a.steps, a.steps)
 while t.step < until:
     t0 = time.time(); hist = t.fit(until=min(t.step + a.val_every, until))
     last = hist.dropna(subset=[c for c in hist.columns if c.startswith("val")][:1]).iloc[-1]
+    frac = {"train_acc": "train_acc_frac", "val_acc": "val_acc_frac", "val_ci": "val_ci_frac"}   # the unit in the name, for save_csv (a rate, images_per_s, is left out)
     row = dict(step=t.step, seconds=round(time.time() - t0, 1), order=a.order, n_query=a.n_query, inner_lr=a.inner_lr,
-               **{k: float(v) for k, v in last.items() if k != "step" and isinstance(v, (int, float))})
+               **{frac.get(k, k): float(v) for k, v in last.items() if k not in ("step", "images_per_s") and isinstance(v, (int, float))})
     rows.append(row); print(json.dumps(row), flush=True)
-    with atomic_write(out) as tmp: pd.DataFrame(rows).to_csv(tmp, index=False)
+    save_csv(pd.DataFrame(rows), out)
 if a.save: save_maml_critic((t.load_best() if a.best else t.method).eval(), a.save)

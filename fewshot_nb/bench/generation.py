@@ -74,12 +74,12 @@ class GenerationBench:
         return torch.where(span > 1e-6, (images - lo) / span.clamp_min(1e-6), images)
 
     def human_table(self) -> pd.DataFrame:
-        "The human point per class: class name, prototype index, diversity, recognizability."
-        return self.human.table().assign(**{"class": self.classes})[["class", "prototype", "diversity", "recognizability"]]
+        "The human point per class: class name, prototype index, diversity, recognizability (a fraction)."
+        return self.human.table().assign(**{"class": self.classes})[["class", "prototype", "diversity", "recognizability_frac"]]
 
     def evaluate(self,
                  samples:Tensor,  # (n_classes, N, 1, S, S) generated images in [0, 1], classes in `self.classes` order
-                ) -> pd.DataFrame: # one row per class: class, diversity, recognizability
+                ) -> pd.DataFrame: # one row per class: class, diversity, recognizability_frac (a fraction in [0, 1])
         "Diversity (Eq. 2, SimCLR features) and recognizability (ProtoNet critic, the bench's tasks) of samples, per class."
         n_c = len(self.classes)
         if samples.ndim != 5 or len(samples) != n_c:
@@ -91,7 +91,7 @@ class GenerationBench:
         flat = samples.flatten(0, 1)
         feats = critic_features(self.simclr, flat, progress=None, desc="diversity").view(n_c, samples.shape[1], -1)
         rec = recognizability(self.protonet, self.prototypes(), samples, self.tasks)
-        return pd.DataFrame({"class": self.classes, "diversity": diversity(feats), "recognizability": rec.per_class})
+        return pd.DataFrame({"class": self.classes, "diversity": diversity(feats), "recognizability_frac": rec.per_class})
 
     def __repr__(self):
         return (f"GenerationBench({self.image_size} px: {self.train.n_classes} training classes, {len(self.classes)} test classes "
@@ -219,7 +219,7 @@ def run_generative_model(
     how = "loaded" if tr["loaded"] else f"trained {n_steps} steps in {tr['seconds']:.0f} s"
     return dict(model=m, tag=tag, steps=n_steps, samples=samples, scores=scores, timing=timing,
                 final_loss=float(tr["history"]["loss"].iloc[-1]),
-                summary=f"{tag}: {how}; diversity {scores.diversity.mean():.2f}, recognizability {100 * scores.recognizability.mean():.1f} %")
+                summary=f"{tag}: {how}; diversity {scores.diversity.mean():.2f}, recognizability {100 * scores.recognizability_frac.mean():.1f} %")
 
 def _train_job(image_size:int, train:TrainData, threads:int, job:dict) -> tuple[str, float]:
     "Worker of `train_generative_models`: train one configuration into its checkpoint; its tag and seconds."
@@ -272,17 +272,17 @@ def train_generative_models(
 def summarise_scores(
     scores:pd.DataFrame,   # per-class scores (`GenerationBench.evaluate`)
     **labels,              # columns to add, e.g. model='vae_ns', beta=1.0
-) -> dict:                 # one row: the labels, diversity and recognizability means with 95% half-widths
+) -> dict:                 # one row: the labels, diversity and recognizability means with 95% half-widths (recognizability as fractions: *_frac)
     "A model's point in the diversity-recognizability plane, with 95% intervals over classes."
-    d, r = mean_ci(scores.diversity.to_numpy()), mean_ci(scores.recognizability.to_numpy())
-    return dict(**labels, diversity=d.mean, diversity_hw=d.half_width, recognizability=r.mean,
-                recognizability_hw=r.half_width, n_classes=len(scores))
+    d, r = mean_ci(scores.diversity.to_numpy()), mean_ci(scores.recognizability_frac.to_numpy())
+    return dict(**labels, diversity=d.mean, diversity_hw=d.half_width, recognizability_frac=r.mean,
+                recognizability_hw_frac=r.half_width, n_classes=len(scores))
 
 def plot_plane(
-    points:pd.DataFrame,   # rows with diversity, recognizability (and *_hw) columns
+    points:pd.DataFrame,   # rows with diversity, recognizability_frac (and diversity_hw, recognizability_hw_frac) columns
     human,                 # the human point: a `HumanPoint`, or (diversity, recognizability)
     by:str|None=None,      # column whose values get one colour each (e.g. 'model')
-    curves:dict|None=None, # name -> DataFrame with diversity, recognizability columns (fitted curves)
+    curves:dict|None=None, # name -> DataFrame with diversity, recognizability columns (fitted curves: `fit_sweep`'s `curve`, in the points' units)
     annotate:str|None=None,# column to write next to each point (e.g. 'beta')
     ax=None,
 ):
@@ -292,12 +292,12 @@ def plot_plane(
     hd, hr = (human.diversity_ci.mean, human.recognizability_ci.mean) if hasattr(human, "diversity_ci") else human
     groups = points.groupby(by, sort=False) if by else [(None, points)]
     for name, g in groups:
-        eb = ax.errorbar(g.diversity, g.recognizability, xerr=g.get("diversity_hw"), yerr=g.get("recognizability_hw"),
+        eb = ax.errorbar(g.diversity, g.recognizability_frac, xerr=g.get("diversity_hw"), yerr=g.get("recognizability_hw_frac"),
                          fmt="o", ms=5, capsize=2, label=name)
         if curves and name in curves:
             c = curves[name]; ax.plot(c.diversity, c.recognizability, "-", color=eb[0].get_color(), lw=1)
         if annotate:
-            for _, row in g.iterrows(): ax.annotate(f"{row[annotate]:g}", (row.diversity, row.recognizability), fontsize=7,
+            for _, row in g.iterrows(): ax.annotate(f"{row[annotate]:g}", (row.diversity, row.recognizability_frac), fontsize=7,
                                                     xytext=(3, 3), textcoords="offset points")
     ax.plot([hd], [hr], "k*", ms=14, label="human")
     ax.set_xlabel("diversity (SimCLR features, Eq. 2)"); ax.set_ylabel("recognizability (ProtoNet critic)")
@@ -309,7 +309,7 @@ SWEEPS = (("context", "set_size", None, "VAE-NS, context size"), ("attention", "
           ("latent", "z_dim", "each", "{model}, latent size"))   # (experiment, swept column, per model?, label)
 
 def plot_sweeps(
-    summary:pd.DataFrame,  # one row per configuration and seed: experiment, model, seed, diversity, recognizability, the swept columns
+    summary:pd.DataFrame,  # one row per configuration and seed: experiment, model, seed, diversity, recognizability_frac, the swept columns
     human,                 # the human point: a `HumanPoint`, or (diversity, recognizability)
     ax=None,
 ) -> pd.DataFrame:         # the plotted points: sweep, value, n_seeds, means and standard deviations (NaN for one seed)
@@ -321,20 +321,21 @@ def plot_sweeps(
         if col not in s: raise ValueError(f"the {experiment!r} rows of summary have no {col!r} column: pass the experiment's summary.csv")
         for model, g in (s.groupby("model", sort=False) if each else [(None, s)]):
             seeds = g.groupby(col)
-            m, sd = seeds[["diversity", "recognizability"]].mean(), seeds[["diversity", "recognizability"]].std()
+            m, sd = seeds[["diversity", "recognizability_frac"]].mean(), seeds[["diversity", "recognizability_frac"]].std()
             for v in m.index:
                 rows.append(dict(sweep=label.format(model=model), value=v, n_seeds=int(seeds.size()[v]), diversity=m.diversity[v],
-                                 diversity_sd=sd.diversity[v], recognizability=m.recognizability[v], recognizability_sd=sd.recognizability[v]))
-    table = pd.DataFrame(rows, columns=["sweep", "value", "n_seeds", "diversity", "diversity_sd", "recognizability", "recognizability_sd"])
+                                 diversity_sd=sd.diversity[v], recognizability_frac=m.recognizability_frac[v],
+                                 recognizability_sd_frac=sd.recognizability_frac[v]))
+    table = pd.DataFrame(rows, columns=["sweep", "value", "n_seeds", "diversity", "diversity_sd", "recognizability_frac", "recognizability_sd_frac"])
     if not len(table): return table
     import matplotlib.pyplot as plt
     if ax is None: _, ax = plt.subplots(figsize=(5.5, 4.2), dpi=65)
     for name, g in table.groupby("sweep", sort=False):
         g = g.sort_values("value")
         several = (g.n_seeds > 1).all()
-        ax.errorbar(g.diversity, g.recognizability, xerr=g.diversity_sd if several else None, yerr=g.recognizability_sd if several else None,
+        ax.errorbar(g.diversity, g.recognizability_frac, xerr=g.diversity_sd if several else None, yerr=g.recognizability_sd_frac if several else None,
                     fmt="o-", ms=4, capsize=2, label=name + (f" ({g.n_seeds.min()} seeds, ± sd)" if several else ""))
-        for _, r in g.iterrows(): ax.annotate(f"{r.value:g}", (r.diversity, r.recognizability), fontsize=8, xytext=(3, 3), textcoords="offset points")
+        for _, r in g.iterrows(): ax.annotate(f"{r.value:g}", (r.diversity, r.recognizability_frac), fontsize=8, xytext=(3, 3), textcoords="offset points")
     hd, hr = (human.diversity_ci.mean, human.recognizability_ci.mean) if hasattr(human, "diversity_ci") else human
     ax.plot([hd], [hr], "k*", ms=14, label="human")
     ax.set_xlabel("diversity (SimCLR features, Eq. 2)"); ax.set_ylabel("recognizability (ProtoNet critic)"); ax.legend(fontsize=8)

@@ -264,8 +264,8 @@ class HumanPoint:
     tasks: RecognizabilityTasks  # the manifest that was used
 
     def table(self) -> pd.DataFrame:
-        "One row per class: prototype index, diversity, recognizability."
-        return pd.DataFrame(dict(prototype=self.prototypes, diversity=self.diversity, recognizability=self.recognizability))
+        "One row per class: prototype index, diversity, recognizability (a fraction, in the column `recognizability_frac`)."
+        return pd.DataFrame(dict(prototype=self.prototypes, diversity=self.diversity, recognizability_frac=self.recognizability))
     def __repr__(self):
         return (f"HumanPoint(diversity {self.diversity_ci.fmt(1, 3)}, recognizability {self.recognizability_ci.fmt(100)} %, "
                 f"{len(self.diversity)} classes)")
