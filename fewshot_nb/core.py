@@ -130,15 +130,16 @@ UNIT_SUFFIXES = {"_pct": "percent (0 to 100)", "_pp": "percentage points (a diff
                  "_frac": "fraction (0 to 1)", "_s": "seconds", "_px": "pixels"}
 
 COLUMN_UNITS = {   # regular expression on the whole column name -> what it holds; none of these has a unit to state
-    r"n|n_\w+|\w+_n|count|runs|images|diverged|distinct_\w+": "a count",
+    r"n|n_\w+|\w+_n|count|runs|images|diverged|distinct_\w+|shot|shots|way|queries|tasks": "a count",
     r"seed|repeat|rerun|task|group|point|level|config|configuration|step|steps|n_steps|epoch|epochs|set_size|z_dim|threads": "an index, a count or a size",
     r"seconds": "seconds",
     r"npar|df|Df|NumDF|DenDF": "degrees of freedom or a number of parameters",
-    r"lr|lr_\w+|\w+_lr|beta|alpha|a|lam|temperature|momentum|weight_decay|width|k": "a hyperparameter (unitless)",
+    r"lr|lr_\w+|\w+_lr|beta|beta_\w+|alpha|a|lam|temperature|momentum|weight_decay|width|k": "a hyperparameter (unitless)",
     r"p|p_\w+|\w+_p|Pr\(.*\)(/2)?": "a p-value",
     r"t|z|F value|LRT|AIC|BIC|logLik|deviance|statistic|spearman\w*|pearson\w*|r2|\w+_r2": "a test statistic or a correlation (unitless)",
     r"loss|\w+_loss|nll|\w+_nll|kl|kl_\w+|elbo|gp|w_dist": "a training objective, in the model's own units (nats for the VAEs' NLL and KL)",
-    r"diversity|diversity_\w+|distance_to_humans|\w+_distance": "a distance in the critic's feature space (Boutin et al. 2022)",
+    r"diversity|diversity_\w+": "diversity: a spread in the critic's feature space (Eq. 2 of Boutin et al. 2022)",
+    r"distance_to_humans|\w+_distance": "a distance in the z-scored diversity-recognizability plane (Boutin et al. 2022, Fig. 5b)",
 }
 
 def column_unit(
