@@ -271,7 +271,7 @@ class RunRecord:
                device="cpu",          # where the computation runs
                package_dir:str|Path|None=None, # the fewshot_nb package folder (default: the one imported)
                **extra,               # anything else worth keeping, into `extra`
-              ) -> RunRecord:
+              ) -> RunRecord:         # the record, not yet saved
         "Record for `params` now: versions, fewshot_nb's version and, if it runs from its own checkout, the commit."
         if "repo" in extra: raise TypeError("RunRecord.create no longer takes `repo`: the commit is that of fewshot_nb's own checkout")
         checkout = source_checkout(package_dir if package_dir is not None else _package_dir())
