@@ -30,6 +30,7 @@ class ResNet15Block(nn.Module):
         self.c1, self.c2, self.c3 = conv(c_in, c_out), conv(c_out, c_out), conv(c_out, c_out)
         self.short = nn.Sequential(nn.Conv2d(c_in, c_out, 1, bias=False), nn.BatchNorm2d(c_out))
     def forward(self, x:Tensor) -> Tensor:
+        "Three 3x3 convolutions plus a 1x1 shortcut, leaky ReLU, then 2x2 max pooling (half the side)."
         h = F.leaky_relu(self.c1(x), 0.1); h = F.leaky_relu(self.c2(h), 0.1); h = self.c3(h)
         return F.max_pool2d(F.leaky_relu(h + self.short(x), 0.1), 2)
 
@@ -52,6 +53,7 @@ class ResNet15(nn.Module):
     def forward(self,
                 x:Tensor, # (n, in_channels, H, W) images, H and W at least 2^blocks
                ) -> Tensor: # (n, out_dim) features
+        "Features of a batch of images: the residual blocks, global average pooling, then the linear layer."
         if x.ndim != 4 or x.shape[1] != self.in_channels: raise ValueError(f"expected (n, {self.in_channels}, H, W) images, got {tuple(x.shape)}")
         if min(x.shape[-2:]) < self.min_side: raise ValueError(f"images of {x.shape[-1]} px are too small for {len(self.blocks)} blocks (>= {self.min_side} px)")
         return self.fc(self.blocks(x).mean((2, 3)))
@@ -81,6 +83,7 @@ def episode_features(method:Method, batch:dict) -> tuple[Tensor, Tensor]:
 class EpisodeClassifier(Method):
     "Base of the methods trained by cross-entropy on the query logits of `classify`."
     def loss(self, batch):
+        "Query cross-entropy of a batch of episodes, and the query accuracy."
         s, q = episode_features(self, batch)
         logits = self.classify(s, batch["support_labels"], q, batch["n_way"])
         y = batch["query_labels"]
@@ -93,6 +96,7 @@ class MetaBaseline(EpisodeClassifier):
         super().__init__(backbone)
         self.log_temp = nn.Parameter(torch.tensor(math.log(temperature)))
     def classify(self, support, labels, query, n_way, mask=None):
+        "Query logits: scaled cosine similarity of each query to the support's class means."
         protos = by_class(support, labels, n_way).mean(2)                        # (T, n_way, d)
         return self.log_temp.exp() * F.normalize(query, dim=-1) @ F.normalize(protos, dim=-1).transpose(1, 2)
 
@@ -135,11 +139,14 @@ class MetaOptNet(EpisodeClassifier):
         self.C, self.ridge, self.iters = C, ridge, iters
         self.logit_scale = nn.Parameter(torch.tensor(float(scale)))
     def classify(self, support, labels, query, n_way, mask=None):
+        "Query logits from a multi-class SVM fitted to the support through its dual (`svm_dual`)."
         Y = F.one_hot(labels.clamp(0, n_way - 1), n_way).to(support.dtype)
         if mask is not None: Y = Y * mask[..., None]
         a = svm_dual(support @ support.transpose(1, 2), Y, self.C, self.ridge, self.iters)
         return self.logit_scale * (query @ support.transpose(1, 2)) @ a
-    def config(self): return super().config() | dict(C=self.C, ridge=self.ridge, iters=self.iters)
+    def config(self):
+        "The base configuration plus the SVM's `C`, ridge and solver iterations."
+        return super().config() | dict(C=self.C, ridge=self.ridge, iters=self.iters)
 
 # %% ../../nbs/bongard/82_baselines.ipynb #c46eea08
 class WReN(EpisodeClassifier):
@@ -150,6 +157,7 @@ class WReN(EpisodeClassifier):
         self.g = nn.Sequential(nn.Linear(2 * d, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU())
         self.f = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.ReLU(), nn.Linear(hidden, 2))
     def classify(self, support, labels, query, n_way, mask=None):
+        "Query logits: each side's panels with the query, summed pairwise relations `g`, scored by `f`."
         if n_way != 2: raise ValueError(f"WReN-Bongard compares two sides: n_way must be 2, got {n_way}")
         sides = by_class(support, labels, 2)                                    # (T, 2, k, d)
         T, _, k, d = sides.shape; Q = query.shape[1]
@@ -164,6 +172,7 @@ class CausalAttention(nn.Module):
         super().__init__()
         self.q, self.k, self.v, self.key = nn.Linear(c_in, key), nn.Linear(c_in, key), nn.Linear(c_in, value), key
     def forward(self, x:Tensor) -> Tensor:     # (B, T, c_in) -> (B, T, c_in + value)
+        "Append to each step the attention read over the steps up to it (causal mask)."
         s = self.q(x) @ self.k(x).transpose(1, 2) / math.sqrt(self.key)
         n = x.shape[1]
         s = s.masked_fill(torch.triu(torch.ones(n, n, dtype=torch.bool, device=x.device), 1), float("-inf"))
@@ -178,6 +187,7 @@ class TCBlock(nn.Module):
             self.convs.append(nn.Conv1d(c_in + i * filters, 2 * filters, 2, dilation=2 ** i))
         self.out_channels = c_in + len(self.convs) * filters
     def forward(self, x:Tensor) -> Tensor:     # (B, T, c) -> (B, T, c + n * filters)
+        "Append to the input the gated output of each dilated causal convolution in turn."
         for conv in self.convs:
             h = conv(F.pad(x.transpose(1, 2), (conv.dilation[0], 0)))            # causal: pad on the left only
             a, b = h.chunk(2, 1)
@@ -196,6 +206,7 @@ class SNAIL(EpisodeClassifier):
             if tc: layers.append(TCBlock(c, self.seq, filters)); c = layers[-1].out_channels
         self.layers, self.out = nn.Sequential(*layers), nn.Linear(c, n_way)
     def classify(self, support, labels, query, n_way, mask=None):
+        "Query logits: each query read at the end of the sequence of labelled support items."
         if n_way != self.n_way or support.shape[1] + 1 != self.seq:
             raise ValueError(f"this SNAIL reads {self.n_way}-way tasks of {self.seq - 1} support items, got {n_way}-way with {support.shape[1]}")
         T, S, d = support.shape; Q = query.shape[1]
@@ -226,10 +237,12 @@ class CNNBaseline(Method):
         f = self.backbone(stacks.reshape(T * Q * 2, k + 1, H, W)).view(T, Q, -1)
         return self.head(f)
     def loss(self, batch):
+        "Query cross-entropy of a batch of episodes, and the query accuracy."
         lg, y = self.logits(batch["support"], batch["support_labels"], batch["query"]), batch["query_labels"]
         return F.cross_entropy(lg.flatten(0, 1), y.flatten()), dict(acc=(lg.argmax(-1) == y).float().mean().item())
     @torch.no_grad()
     def scores(self, images, tasks, feats=None, chunk:int=64):
+        "Query logits of all `tasks`, `chunk` tasks at a time, in eval mode and without gradients."
         was = self.training; self.eval()
         try:
             dev, out = next(self.parameters()).device, []
@@ -261,6 +274,7 @@ class MoCo(Method):
         self.register_buffer("queue", F.normalize(torch.randn(backbone.out_dim, queue), dim=0))
         self.register_buffer("ptr", torch.zeros((), dtype=torch.long))
     def loss(self, batch):
+        "InfoNCE loss of two augmented views against the queue; updates the momentum encoder and the queue."
         x = batch["x"]
         q = F.normalize(self.backbone(bongard_augment(x)), dim=1)
         with torch.no_grad():
@@ -273,7 +287,9 @@ class MoCo(Method):
             idx = (self.ptr + torch.arange(n, device=k.device)) % K
             self.queue[:, idx] = k.T; self.ptr.copy_((self.ptr + n) % K)
         return loss, dict(acc=(logits.argmax(1) == 0).float().mean().item())
-    def config(self): return super().config() | dict(queue=self.queue.shape[1], momentum=self.m, temperature=self.T)
+    def config(self):
+        "The base configuration plus the queue size, momentum and temperature."
+        return super().config() | dict(queue=self.queue.shape[1], momentum=self.m, temperature=self.T)
 
 ACTIONS = ("<pad>", "start", "line", "arc", "and", "stop")   # the program tokens' actions (the public code's order)
 MAX_TOKENS = 21                                              # start + 9 + and + 9 + stop
@@ -304,9 +320,12 @@ class ProgramStream:
         self.classes, self.tokens = ClassStream(data, batch_size), tokens
         self.steps_per_epoch = self.classes.steps_per_epoch
     def batch(self, step:int, seed:int) -> dict:
+        "Mini-batch `step`: images `x` and their action-program `tokens`."
         idx = self.classes.indices(step, seed)
         return dict(x=self.classes.data.floats(idx), tokens=self.tokens[idx.cpu()].to(idx.device))
-    def config(self) -> dict: return dict(kind=self.kind, batch=self.classes.batch_size, n_images=len(self.tokens))
+    def config(self) -> dict:
+        "What defines the stream: kind, batch size and number of images."
+        return dict(kind=self.kind, batch=self.classes.batch_size, n_images=len(self.tokens))
 
 class ProgramSynthesis(Method):
     "Program-synthesis pre-training: an LSTM writes the image's action program from its features (Meta-Baseline-PS)."
@@ -321,6 +340,7 @@ class ProgramSynthesis(Method):
     def _embed_tokens(self, t:Tensor) -> Tensor:
         return self.tok(torch.cat([F.one_hot(t[..., 0].long(), len(ACTIONS)).float(), F.one_hot(t[..., 1].long(), len(MOVING_TYPES)).float(), t[..., 2:]], -1))
     def loss(self, batch):
+        "Teacher-forced loss of the action programs: action and type cross-entropy plus the numbers' mixture NLL."
         f, t = self.backbone(batch["x"]), batch["tokens"]
         h0, c0 = self.init(f).view(len(f), 2, self.n_layers, self.hidden).permute(1, 2, 0, 3).contiguous()
         out, _ = self.lstm(self._embed_tokens(t[:, :-1]), (h0, c0))                     # teacher forcing
@@ -334,7 +354,9 @@ class ProgramSynthesis(Method):
         l_num = -torch.logsumexp(logp, -1).mean()
         acc = (self.act(out).argmax(-1)[real] == a[real]).float().mean().item()
         return l_act + l_type + l_num, dict(acc=acc, action_loss=l_act.item(), type_loss=l_type.item(), number_nll=l_num.item())
-    def config(self): return super().config() | dict(hidden=self.hidden, layers=self.n_layers, n_mix=self.n_mix)
+    def config(self):
+        "The base configuration plus the LSTM's hidden size and layers and the mixture's components."
+        return super().config() | dict(hidden=self.hidden, layers=self.n_layers, n_mix=self.n_mix)
 
 # %% ../../nbs/bongard/82_baselines.ipynb #b733850c
 BONGARD_METHODS = {   # key -> (the paper's name, its pre-training or None)

@@ -222,7 +222,9 @@ class CriticBody(nn.Module):
     def __init__(self):
         super().__init__()
         self.embedding, self.out_dim = critic_embedding(), 256
-    def forward(self, x:Tensor) -> Tensor: return self.embedding(x)   # (n, 1, 50, 50) -> (n, 256)
+    def forward(self, x:Tensor) -> Tensor:
+        "Embedding of a batch of images."
+        return self.embedding(x)   # (n, 1, 50, 50) -> (n, 256)
 
 def maml_critic(
     order:str="second",          # 'second' (S6), 'first' (FOMAML) or 'anil' (only the head adapts)

@@ -95,11 +95,17 @@ class RecognizabilityTasks:
     seed: int              # the seed that drew it
 
     @property
-    def n_tasks(self) -> int: return len(self.classes)
+    def n_tasks(self) -> int:
+        "Number of tasks."
+        return len(self.classes)
     @property
-    def n_way(self) -> int: return self.classes.shape[1]
+    def n_way(self) -> int:
+        "Classes per task."
+        return self.classes.shape[1]
     @property
-    def n_classes(self) -> int: return len(self.n_samples)
+    def n_classes(self) -> int:
+        "Number of classes the tasks draw from."
+        return len(self.n_samples)
     def __repr__(self):
         return (f"RecognizabilityTasks({self.n_tasks} tasks, {self.n_way}-way, {self.n_classes} classes, "
                 f"{np.bincount(self.classes.ravel(), minlength=self.n_classes).min()} queries per class, seed={self.seed})")
@@ -139,9 +145,13 @@ class Recognizability:
     scores: np.ndarray|None = field(default=None, repr=False) # (n_tasks, n_way, n_way) float32: the critic's score of query k for support class j (higher: more likely)
 
     @property
-    def accuracy(self) -> float: return self.ci.mean
+    def accuracy(self) -> float:
+        "Mean accuracy over the tasks."
+        return self.ci.mean
     @property
-    def per_task(self) -> np.ndarray: return self.correct.mean(1)
+    def per_task(self) -> np.ndarray:
+        "Accuracy of each task."
+        return self.correct.mean(1)
     def __repr__(self): return f"Recognizability({self.ci.fmt(100)} % over {len(self.per_class)} classes, {len(self.correct)} tasks)"
 
 def _sample_table(samples, name:str) -> tuple[Tensor, np.ndarray, np.ndarray]:
@@ -223,9 +233,13 @@ class OwnPrototypeRate:
     null: np.ndarray        # (n_perm,) the rate with each class's samples scored against a randomly permuted prototype
 
     @property
-    def chance(self) -> float: return 1 / len(self.per_class)
+    def chance(self) -> float:
+        "The rate expected by chance: one over the number of classes."
+        return 1 / len(self.per_class)
     @property
-    def p_value(self) -> float: return float((1 + (self.null >= self.rate).sum()) / (1 + len(self.null)))
+    def p_value(self) -> float:
+        "Permutation p-value of the rate against the shuffled-prototype rates (add-one)."
+        return float((1 + (self.null >= self.rate).sum()) / (1 + len(self.null)))
     def __repr__(self):
         return (f"OwnPrototypeRate({100 * self.rate:.1f} % of samples nearest their own prototype; chance {100 * self.chance:.1f} %, "
                 f"shuffled prototypes {100 * self.null.mean():.1f} % (99th percentile {100 * np.quantile(self.null, 0.99):.1f} %), "
