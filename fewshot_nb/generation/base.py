@@ -10,7 +10,7 @@ import copy, tempfile
 from pathlib import Path
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
-from ..core import derive_seed
+from ..core import derive_seed, PAGE_WIDTH_PX
 from .critics import Critic, critic_features, load_critic
 from .metrics import OwnPrototypeRate, own_prototype_rate
 from ..training.trainer import TrainData, ClassStream, Trainer
@@ -96,6 +96,7 @@ class SetBatches:
         return dict(x=x.view(*idx.shape, *x.shape[1:]), y=cls.to(self.data.x.device))
 
     def config(self) -> dict:
+        "What defines the stream: kind, set size, batch size and the data it draws from."
         return dict(kind=self.kind, set_size=self.set_size, batch_size=self.batch_size, n_images=len(self.data),
                     n_classes=self.data.n_classes, binarize=self.binarize, rotations=self.data.rotations)
 
@@ -201,6 +202,7 @@ class GenerativeModel(nn.Module):
         return dict(image_size=self.image_size)
 
     def config(self) -> dict:
+        "The method's name and its hyperparameters: what identifies a run."
         return dict(method=type(self).__name__, **self.hparams())
 
 # %% ../../nbs/generation/52_base.ipynb #bbf8b977
@@ -315,6 +317,6 @@ def show_samples(
             ax.imshow(1 - img, cmap="gray", vmin=0, vmax=1, interpolation="nearest"); ax.set_xticks([]); ax.set_yticks([])
             for s in ax.spines.values():
                 s.set_visible(j == 0); s.set_color("red"); s.set_linewidth(2)
-    if title: fig.suptitle(title)
+    if title: fig.suptitle(title, fontsize=max(9, 9 * 96 / min(dpi, PAGE_WIDTH_PX / fig.get_figwidth())))   # 12 pt at 72 dpi: shows at >= 9 pt on a docs page
     fig.subplots_adjust(wspace=0.05, hspace=0.05)
     return fig

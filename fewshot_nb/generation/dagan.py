@@ -54,6 +54,7 @@ class EncoderBlock(nn.Module):
                 pre:Tensor,  # (b, pre, 2h, 2w) the previous block's input (or its last full-resolution output)
                 x:Tensor,    # (b, cin, h, w) this block's input
                ) -> tuple[Tensor, Tensor]: # (b, cout, h, w) last full-resolution output, (b, cout, h/2, w/2) output
+        "Densely connected convolutions of `x` (with the previous block's input), then downsampling."
         outs = [x, self.convs[0](torch.cat([x, self.pre(pre)], 1))]
         for conv in self.convs[1:]: outs.append(conv(torch.cat(outs, 1)))
         return outs[-1], self.down(torch.cat(outs, 1))
@@ -79,6 +80,7 @@ class DecoderBlock(nn.Module):
                 pre:Tensor|None,  # (b, pre, h', w') the previous decoder block's features, or None
                 x:Tensor,         # (b, cin, size, size) this block's input
                ) -> tuple[Tensor, Tensor]: # features for the next block, and this block's output
+        "Densely connected convolutions of `x` (with the previous decoder block's features), then upsampling."
         outs = [x]
         for i, conv in enumerate(self.convs):
             cur = outs[-1] if self.pres is None else torch.cat([outs[-1], self.pres[i](pre)], 1)
@@ -134,6 +136,7 @@ class DAGANGenerator(nn.Module):
                 x:Tensor,  # (b, C, H, W) conditioning images in [0, 1]
                 z:Tensor,  # (b, z_dim) noise
                ) -> Tensor: # (b, C, H, W) generated images in [0, 1]
+        "Images generated from conditioning images and noise: encoder, then decoder with skips and noise."
         feats, pre, h = [x], x, self.encode0(x)
         feats.append(h)
         for block in self.encoders:
@@ -173,6 +176,7 @@ class DAGANDiscriminator(nn.Module):
                 cond:Tensor,  # (b, C, H, W) the conditioning images x_i
                 x:Tensor,     # (b, C, H, W) the other images of the pairs (real x_j or generated)
                ) -> Tensor:   # (b,) scores, higher for pairs judged real
+        "Score of each pair of a conditioning image and another image."
         pre = torch.cat([cond, x], 1)
         h = self.encode0(pre)
         for block in self.encoders: pre, h = block(pre, h)
@@ -262,6 +266,7 @@ class DAGAN(GenerativeModel):
         return cls(image_size=image_size, skip=skip, **(preset | kwargs))
 
     def hparams(self) -> dict:
+        "The hyperparameters that define the model (the optional ones only when on)."
         return dict(image_size=self.image_size, z_dim=self.z_dim, skip=self.skip, discriminator_updates=self.discriminator_updates,
                     gp_weight=self.gp_weight, channels=self.channels, **self._hp,
                     **(dict(mismatch=True) if self.mismatch else {}), **(dict(ema=self.ema) if self.ema else {}))   # only when on: the paper's configuration keeps its hash and checkpoint names

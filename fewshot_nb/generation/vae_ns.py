@@ -48,6 +48,7 @@ class ValidConv2d(nn.Conv2d):
     def __init__(self, c_in:int, c_out:int, kernel_size:int):
         super().__init__(c_in, c_out, kernel_size)
     def forward(self, x:Tensor) -> Tensor:
+        "The convolution; a 1x1 kernel runs as a linear map over the channels."
         if self.kernel_size == (1, 1): return F.linear(x.movedim(1, -1), self.weight.flatten(1), self.bias).movedim(-1, 1)
         return super().forward(x)
 
@@ -57,6 +58,7 @@ class ResidualFc(nn.Module):
         super().__init__()
         self.layers = nn.ModuleList(nn.Sequential(nn.Linear(dim, dim), nn.BatchNorm1d(dim)) for _ in range(n_layers))
     def forward(self, x:Tensor) -> Tensor:
+        "Fully connected layers with ELU, plus the input, then ELU."
         e = x
         for i, layer in enumerate(self.layers): e = layer(e) if i == len(self.layers) - 1 else F.elu(layer(e))
         return F.elu(e + x)
@@ -67,6 +69,7 @@ class GaussianParams(nn.Module):
         super().__init__()
         self.linear, self.norm = nn.Linear(d_in, 2 * dim), nn.BatchNorm1d(1, eps=1e-3)
     def forward(self, e:Tensor) -> tuple[Tensor, Tensor]: # each (n, dim)
+        "Mean and log-variance of the Gaussian, from features `e`."
         return self.norm(self.linear(e).unsqueeze(1)).squeeze(1).chunk(2, dim=1)
 
 # %% ../../nbs/generation/53_vae_ns.ipynb #144c0d98
@@ -91,6 +94,7 @@ class LatentNet(nn.Module):
                 h:Tensor|None=None,  # (n, h_dim) image features (inference network only)
                 z:Tensor|None=None,  # (n, z_dim) the latent one layer up (all but the top layer)
                ) -> tuple[Tensor, Tensor]: # mean and log-variance of z_l, each (n, z_dim)
+        "Mean and log-variance of z_l from the context (and the image features and the latent above)."
         e = self.embed_c(c)
         if self.embed_h is not None: e = e + self.embed_h(h)
         if self.embed_z is not None: e = e + self.embed_z(z)
@@ -218,6 +222,7 @@ class VAENS(GenerativeModel):
         return torch.sigmoid(self.decode(torch.cat(zs, 1), c)).view(n, n_samples, self.channels, self.image_size, self.image_size)
 
     def hparams(self) -> dict:
+        "The hyperparameters that define the model."
         return dict(image_size=self.image_size, channels=self.channels, beta=self.beta, set_size=self.set_size,
                     z_dim=self.z_dim, c_dim=self.c_dim, n_stochastic=self.n_stochastic, enc_channels=list(self.enc_channels),
                     convs_per_stage=self.convs_per_stage, hidden=self.hidden, n_res=self.n_res, sample_context=self.sample_context)

@@ -164,6 +164,7 @@ class VAESTN(GenerativeModel):
         return torch.sigmoid(self.draw(p)["canvas"]).view(len(prototypes), n_samples, *prototypes.shape[1:])
 
     def hparams(self) -> dict:
+        "The hyperparameters that define the model."
         return dict(image_size=self.image_size, n_steps=self.n_steps, beta=self.beta, z_dim=self.z_dim,
                     lstm_dim=self.lstm_dim, read_size=self.read_size, write_size=self.write_size, loc_dim=self.loc_dim,
                     enc_hidden=list(self.enc_hidden), dec_hidden=list(self.dec_hidden), loc_hidden=list(self.loc_hidden))
