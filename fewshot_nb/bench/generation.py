@@ -10,7 +10,7 @@ import time, json
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 from torch import Tensor
-from ..core import config_hash, get_logger
+from ..core import config_hash, get_logger, PAGE_WIDTH_PX
 _log = get_logger("fewshot_nb.bench.generation")   # models trained or loaded
 from ..data.omniglot import load_omniglot
 from ..data.splits import weak_split
@@ -57,7 +57,9 @@ class GenerationBench:
         self.tasks = self.human.tasks
 
     @property
-    def n_samples(self) -> int: return self.images.shape[1]
+    def n_samples(self) -> int:
+        "Drawings per test class (the second dimension of `images`)."
+        return self.images.shape[1]
 
     def prototypes(self) -> Tensor:
         "(n_classes, 1, S, S) the prototype of each test class (Eq. 1), floats in [0, 1], ink = 1."
@@ -288,7 +290,8 @@ def plot_plane(
 ):
     "The diversity-recognizability plane: models as points, humans as a black star, fitted curves as lines."
     import matplotlib.pyplot as plt
-    if ax is None: _, ax = plt.subplots(figsize=(5, 4), dpi=90)
+    if ax is None: _, ax = plt.subplots(figsize=(4.8, 3.6), dpi=100)
+    fig = ax.figure; fs = max(9, 9 * 96 / min(fig.dpi, PAGE_WIDTH_PX / fig.get_figwidth()))   # shows at >= 9 pt on a docs page (`figure_fonts`)
     hd, hr = (human.diversity_ci.mean, human.recognizability_ci.mean) if hasattr(human, "diversity_ci") else human
     groups = points.groupby(by, sort=False) if by else [(None, points)]
     for name, g in groups:
@@ -297,11 +300,11 @@ def plot_plane(
         if curves and name in curves:
             c = curves[name]; ax.plot(c.diversity, c.recognizability, "-", color=eb[0].get_color(), lw=1)
         if annotate:
-            for _, row in g.iterrows(): ax.annotate(f"{row[annotate]:g}", (row.diversity, row.recognizability_frac), fontsize=7,
+            for _, row in g.iterrows(): ax.annotate(f"{row[annotate]:g}", (row.diversity, row.recognizability_frac), fontsize=fs,
                                                     xytext=(3, 3), textcoords="offset points")
     ax.plot([hd], [hr], "k*", ms=14, label="human")
     ax.set_xlabel("diversity (SimCLR features, Eq. 2)"); ax.set_ylabel("recognizability (ProtoNet critic)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=fs)
     return ax
 
 # %% ../../nbs/bench/62_generation.ipynb #acfbacde
@@ -329,14 +332,15 @@ def plot_sweeps(
     table = pd.DataFrame(rows, columns=["sweep", "value", "n_seeds", "diversity", "diversity_sd", "recognizability_frac", "recognizability_sd_frac"])
     if not len(table): return table
     import matplotlib.pyplot as plt
-    if ax is None: _, ax = plt.subplots(figsize=(5.5, 4.2), dpi=65)
+    if ax is None: _, ax = plt.subplots(figsize=(4.8, 3.6), dpi=100)
+    fig = ax.figure; fs = max(9, 9 * 96 / min(fig.dpi, PAGE_WIDTH_PX / fig.get_figwidth()))   # shows at >= 9 pt on a docs page (`figure_fonts`)
     for name, g in table.groupby("sweep", sort=False):
         g = g.sort_values("value")
         several = (g.n_seeds > 1).all()
         ax.errorbar(g.diversity, g.recognizability_frac, xerr=g.diversity_sd if several else None, yerr=g.recognizability_sd_frac if several else None,
                     fmt="o-", ms=4, capsize=2, label=name + (f" ({g.n_seeds.min()} seeds, ± sd)" if several else ""))
-        for _, r in g.iterrows(): ax.annotate(f"{r.value:g}", (r.diversity, r.recognizability_frac), fontsize=8, xytext=(3, 3), textcoords="offset points")
+        for _, r in g.iterrows(): ax.annotate(f"{r.value:g}", (r.diversity, r.recognizability_frac), fontsize=fs, xytext=(3, 3), textcoords="offset points")
     hd, hr = (human.diversity_ci.mean, human.recognizability_ci.mean) if hasattr(human, "diversity_ci") else human
     ax.plot([hd], [hr], "k*", ms=14, label="human")
-    ax.set_xlabel("diversity (SimCLR features, Eq. 2)"); ax.set_ylabel("recognizability (ProtoNet critic)"); ax.legend(fontsize=8)
+    ax.set_xlabel("diversity (SimCLR features, Eq. 2)"); ax.set_ylabel("recognizability (ProtoNet critic)"); ax.legend(fontsize=fs)
     return table

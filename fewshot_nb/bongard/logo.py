@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 from dataclasses import dataclass, replace
 from pathlib import Path
 import numpy as np, pandas as pd, torch
-from ..core import as_rng
+from ..core import as_rng, PAGE_WIDTH_PX
 from ..data.omniglot import fetch
 
 # %% auto #0
@@ -213,7 +213,9 @@ class Poses:
     x:np.ndarray; y:np.ndarray; heading:np.ndarray; scale:np.ndarray   # (n_shapes,) each
 
     def __getitem__(self, i) -> "Poses": return Poses(self.x[i], self.y[i], self.heading[i], self.scale[i])
-    def to_dict(self) -> dict: return {k: np.round(getattr(self, k), 4).tolist() for k in ("x", "y", "heading", "scale")}
+    def to_dict(self) -> dict:
+        "The poses as lists rounded to 4 decimals (JSON-ready)."
+        return {k: np.round(getattr(self, k), 4).tolist() for k in ("x", "y", "heading", "scale")}
 
 def action_ends(
     shapes:ShapeBatch, poses:Poses,
@@ -425,14 +427,15 @@ def show_images(
     imgs,              # (n, H, W) uint8 images, ink = 255
     titles=None,       # n titles
     ncols:int=6,       # images per row
-    scale:float=1.6,   # inches per image
+    scale:float=1.3,   # inches per image (six columns: 7.8 inches, the width of a docs page)
     dpi:int|None=None, # figure resolution (None: matplotlib's)
 ):
     "Images as black on white, in a grid."
     n = len(imgs); nrows = -(-n // ncols)
     fig, axs = plt.subplots(nrows, ncols, figsize=(ncols * scale, nrows * scale), squeeze=False, dpi=dpi)
+    fs = max(9, 9 * 96 / min(fig.dpi, PAGE_WIDTH_PX / fig.get_figwidth()))   # shows at >= 9 pt on a docs page (`figure_fonts`)
     for ax in axs.ravel(): ax.axis("off")
     for i, im in enumerate(imgs):
         axs.flat[i].imshow(255 - np.asarray(im), cmap="gray", vmin=0, vmax=255)
-        if titles is not None: axs.flat[i].set_title(titles[i], fontsize=8)
+        if titles is not None: axs.flat[i].set_title(titles[i], fontsize=fs)
     plt.tight_layout(); return fig

@@ -6,13 +6,13 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bongard/problems.html.md"""
 
 # %% ../../nbs/bongard/81_problems.ipynb #f9185fb5
 from __future__ import annotations
-import json, os, shutil, tempfile
+import json, os, shutil, tempfile, textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 import matplotlib.pyplot as plt
 from PIL import Image
-from ..core import as_rng, derive_seed, atomic_write, array_digest
+from ..core import as_rng, derive_seed, atomic_write, array_digest, PAGE_WIDTH_PX
 from ..data.samplers import EpisodeBatch, TaskManifest, data_fingerprint
 from ..training.trainer import TrainData
 from .logo import (Action, MOVING_TYPES, SCALE_RANGES, ShapeBatch, walk, sample_poses, render, program_strings,
@@ -241,9 +241,12 @@ class ProblemSet:
     def __getitem__(self, name:str) -> Problem: return self.by_name[name]
     @property
     def by_name(self) -> dict:
+        "The problems keyed by name (built once)."
         if not hasattr(self, "_by_name"): self._by_name = {p.name: p for p in self.problems}
         return self._by_name
-    def counts(self) -> dict: return {k: len(v) for k, v in self.split.items()}
+    def counts(self) -> dict:
+        "Number of problems in each split."
+        return {k: len(v) for k, v in self.split.items()}
     def __repr__(self): return f"ProblemSet({len(self)} problems, {self.counts()})"
 
 SPLITS = ("train", "val", "test_ff", "test_bd", "test_hd_comb", "test_hd_novel")   # keys of the public split file
@@ -328,23 +331,24 @@ def render_problems(
 
 def show_problem(
     images:torch.Tensor, # (14, H, W) one problem's images, positives first
-    title:str="",        # the figure's title
-    scale:float=1.1,     # inches per image
-    dpi:int|None=None,   # figure resolution (None: matplotlib's)
+    title:str="",        # the figure's title (wrapped to the figure's width)
+    scale:float=0.7,     # inches per image
+    dpi:int=100,         # figure resolution
 ):
     "A problem as a person looks at it: set A | set B, six images each, and the two test images below."
     fig, axs = plt.subplots(3, 5, figsize=(5 * scale, 3.3 * scale), dpi=dpi)
+    fs = max(9, 9 * 96 / min(dpi, PAGE_WIDTH_PX / fig.get_figwidth()))   # shows at >= 9 pt on a docs page (`figure_fonts`)
     for ax in axs.ravel(): ax.set_xticks([]); ax.set_yticks([])
     for side, col in ((0, 0), (1, 3)):
         for k in range(6):
             ax = axs[k // 2, col + k % 2]
             ax.imshow(255 - images[side * N_IMAGES + k].numpy(), cmap="gray", vmin=0, vmax=255)
-    axs[0, 0].set_title("A", fontsize=9); axs[0, 3].set_title("B", fontsize=9)
+    axs[0, 0].set_title("A", fontsize=fs); axs[0, 3].set_title("B", fontsize=fs)
     for r in range(3): axs[r, 2].axis("off")
     axs[2, 2].axis("on"); axs[2, 2].set_xticks([]); axs[2, 2].set_yticks([])
     test = torch.cat([images[N_IMAGES - 1], torch.full_like(images[0][:, :4], 255), images[2 * N_IMAGES - 1]], 1)
-    axs[2, 2].imshow(255 - test.numpy(), cmap="gray", vmin=0, vmax=255); axs[2, 2].set_xlabel("test: A | B", fontsize=7)
-    fig.suptitle(title, fontsize=8); plt.tight_layout()
+    axs[2, 2].imshow(255 - test.numpy(), cmap="gray", vmin=0, vmax=255); axs[2, 2].set_xlabel("test: A | B", fontsize=fs)
+    fig.suptitle(textwrap.fill(title, int(fig.get_figwidth() * 72 / (0.55 * fs))), fontsize=fs); plt.tight_layout()
     return fig
 
 # %% ../../nbs/bongard/81_problems.ipynb #75b595a7
@@ -403,13 +407,20 @@ class BongardImages:
     def __len__(self): return len(self.names)
     def __repr__(self): return f"BongardImages({len(self)} problems, {self.images.shape[-1]} px, {dict(zip(*np.unique(self.families, return_counts=True)))})"
     @property
-    def families(self) -> np.ndarray: return np.array([n.split("_")[0] for n in self.names])
+    def families(self) -> np.ndarray:
+        "The family of each problem (its name's prefix before `_`)."
+        return np.array([n.split("_")[0] for n in self.names])
     @property
     def labels(self) -> np.ndarray: # (n_problems * 14,) class of each image: 2p for set A of problem p, 2p + 1 for set B
+        "Class of each image: 2p for set A of problem p, 2p + 1 for set B."
         return (2 * np.arange(len(self))[:, None] + np.repeat([0, 1], N_IMAGES)[None]).ravel()
     @property
-    def groups(self) -> np.ndarray: return np.repeat(np.arange(len(self)), 2 * N_IMAGES)   # the problem of each image
-    def flat(self) -> torch.Tensor: return self.images.reshape(-1, 1, *self.images.shape[-2:])   # (n_problems * 14, 1, H, W)
+    def groups(self) -> np.ndarray:
+        "The problem of each image."
+        return np.repeat(np.arange(len(self)), 2 * N_IMAGES)   # the problem of each image
+    def flat(self) -> torch.Tensor:
+        "All images as one batch of single-channel images."
+        return self.images.reshape(-1, 1, *self.images.shape[-2:])   # (n_problems * 14, 1, H, W)
 
     def subset(self, names) -> "BongardImages":
         "The problems `names` (or a boolean mask / index array), in that order."
