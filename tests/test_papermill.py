@@ -83,8 +83,13 @@ def test_exp_realistic_injected_and_rerun_reuses_features(tmp_path):
     assert (bal.support == dir2.support).all() and (bal.classes == dir2.classes).all()    # twin tasks: the drop is paired
     assert (bal.groups >= 0).all()                                                        # within-alphabet tasks
     table1 = pd.read_csv(out/"table1.csv")
-    assert table1.n.eq(24).all() and (table1.drop_low <= table1["drop"]).all() and (table1["drop"] <= table1.drop_high).all()
-    assert set(pd.read_csv(out/"imbalance.csv").setting) == {"1shot_dir1", "1shot_dir2", "1shot_dir5"}
+    assert table1.n.eq(24).all() and (table1.drop_low_pp <= table1.drop_pp).all() and (table1.drop_pp <= table1.drop_high_pp).all()
+    assert table1.balanced_pct.between(0, 100).all() and table1.dirichlet_pct.between(0, 100).all()    # percent, named so
+    imbalance = pd.read_csv(out/"imbalance.csv")
+    assert set(imbalance.setting) == {"1shot_dir1", "1shot_dir2", "1shot_dir5"} and imbalance.largest_share_frac.between(0, 1).all()
+    from fewshot_nb.core import check_units
+    for f in out.glob("*.csv"): check_units(pd.read_csv(f))                               # every table states its units
+    assert pd.read_csv(out/"findings.csv").unit.notna().all()
     assert not record["extra"]["features"].get("cached")
     run("second.ipynb")
     record2 = json.loads((out/"run.json").read_text())

@@ -32,8 +32,11 @@ Usage:
     python tools/bench_solvers.py --scaling --replot                        # its figure again, from runs/bench_scaling.csv
 
 Output: a table on stdout and a tidy CSV (`--out`, default runs/bench_solvers.csv), one row per method, shot and
-implementation: method, shot, impl ('fewshot_nb' or 'reference'), device, n_tasks, seconds, tasks_per_s, acc_mean,
-acc_half_width (accuracy in percent, 95% Student-t interval). `main(argv)` returns the same table as a DataFrame.
+implementation: method, shot, impl ('fewshot_nb' or 'reference'), device, n_tasks, seconds (of the timed call),
+throughput_tasks_per_sec (a rate: tasks per second), acc_pct and half_width_pct (the mean accuracy over the tasks in
+percent, and the half-width of its 95% Student-t interval, in percent). `main(argv)` returns the same table as a
+DataFrame. `--scaling` writes axis, method, n_tasks, dim (the feature dimension), device, threads, seconds and
+throughput_tasks_per_sec.
 """
 from __future__ import annotations
 import argparse, contextlib, copy, importlib, inspect, logging, math, os, sys, tempfile, time, traceback, types
@@ -54,7 +57,8 @@ from fewshot_nb.data.samplers import EpisodeSampler
 from fewshot_nb.metrics import accuracy, mean_ci, paired_comparison
 from fewshot_nb.core import save_csv
 
-COLUMNS = ["method", "shot", "impl", "device", "n_tasks", "seconds", "tasks_per_s", "acc_mean", "acc_half_width"]
+COLUMNS = ["method", "shot", "impl", "device", "n_tasks", "seconds", "throughput_tasks_per_sec", "acc_pct", "half_width_pct"]
+UNITS = {"throughput_tasks_per_sec": "tasks per second (a rate)", "dim": "the feature dimension (a size)"}   # columns whose names carry no unit suffix (save_csv)
 N_WAY, N_QUERY, DIRICHLET_A, N_WARMUP = 5, 15, 2.0, 20
 
 # --------------------------------------------------------------------------------------------------- methods
@@ -302,8 +306,8 @@ def timed(run, warm, full) -> tuple[float, object]:
 
 def _row(method, shot, impl, n, secs, acc, device="cpu"):
     ci = mean_ci(acc)
-    return dict(method=method, shot=shot, impl=impl, device=device, n_tasks=n, seconds=secs, tasks_per_s=n / secs,
-                acc_mean=100 * ci.mean, acc_half_width=100 * ci.half_width)
+    return dict(method=method, shot=shot, impl=impl, device=device, n_tasks=n, seconds=secs, throughput_tasks_per_sec=n / secs,
+                acc_pct=100 * ci.mean, half_width_pct=100 * ci.half_width)
 
 # ------------------------------------------------------------------------------------------------ main
 
@@ -483,7 +487,7 @@ def main(argv=None) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=COLUMNS)
     if len(df):
         a.out.parent.mkdir(parents=True, exist_ok=True)
-        save_csv(df, a.out)
+        save_csv(df, a.out, units=UNITS)
     print()
     print(report(df, paired).to_string(index=False) if len(df) else "no results")
     print(f"\nwrote {a.out}" if len(df) else "")
@@ -498,20 +502,20 @@ def report(df:pd.DataFrame, paired:dict) -> pd.DataFrame:
     for (m, k), g in df.groupby(["method", "shot"], sort=False):
         o = g[g.impl == "fewshot_nb"]; r = g[g.impl == "reference"]
         line = {"method": m, "shot": k}
-        fmt_acc = lambda x: f"{x.acc_mean.iloc[0]:.2f} ± {x.acc_half_width.iloc[0]:.2f}" if len(x) else "-"
-        line["ours tasks/s"] = f"{o.tasks_per_s.iloc[0]:,.1f}" if len(o) else "-"
-        line["ref tasks/s"] = f"{r.tasks_per_s.iloc[0]:,.1f}" if len(r) else "-"
-        line["speed-up"] = f"{o.tasks_per_s.iloc[0] / r.tasks_per_s.iloc[0]:,.1f}x" if len(o) and len(r) else "-"
+        fmt_acc = lambda x: f"{x.acc_pct.iloc[0]:.2f} ± {x.half_width_pct.iloc[0]:.2f}" if len(x) else "-"
+        line["ours tasks/s"] = f"{o.throughput_tasks_per_sec.iloc[0]:,.1f}" if len(o) else "-"
+        line["ref tasks/s"] = f"{r.throughput_tasks_per_sec.iloc[0]:,.1f}" if len(r) else "-"
+        line["speed-up"] = f"{o.throughput_tasks_per_sec.iloc[0] / r.throughput_tasks_per_sec.iloc[0]:,.1f}x" if len(o) and len(r) else "-"
         line["ours acc %"], line["ref acc %"] = fmt_acc(o), fmt_acc(r)
-        line["diff (pts)"] = f"{o.acc_mean.iloc[0] - r.acc_mean.iloc[0]:+.2f}" if len(o) and len(r) else "-"
+        line["diff (pts)"] = f"{o.acc_pct.iloc[0] - r.acc_pct.iloc[0]:+.2f}" if len(o) and len(r) else "-"
         p = paired.get((m, k))
         line["paired ours - ref (pts, W/L/T, p)"] = (f"{100 * p.mean_diff:+.2f} ± {100 * p.half_width:.2f}, "
                                                      f"{p.wins}/{p.losses}/{p.ties}, p={p.wilcoxon_p:.2g}") if p else "-"
         e = g[g.impl.str.startswith("fewshot_nb_patience")]
         if len(e):   # the opt-in stopping rule against our exact iterates (which equal the reference's, task by task)
             pe = paired[(m, k, "early")]
-            line["early tasks/s"] = f"{e.tasks_per_s.iloc[0]:,.1f}"
-            line["early speed-up"] = f"{e.tasks_per_s.iloc[0] / o.tasks_per_s.iloc[0]:,.1f}x"
+            line["early tasks/s"] = f"{e.throughput_tasks_per_sec.iloc[0]:,.1f}"
+            line["early speed-up"] = f"{e.throughput_tasks_per_sec.iloc[0] / o.throughput_tasks_per_sec.iloc[0]:,.1f}x"
             line["early - exact (pts, paired)"] = f"{100 * pe.mean_diff:+.2f} ± {100 * pe.half_width:.2f}"
         out.append(line)
     return pd.DataFrame(out)
@@ -520,7 +524,7 @@ def scaling(a) -> pd.DataFrame:
     "Tasks/s of our solvers (their defaults) against the tasks per call and the feature dimension, 1-shot Dirichlet tasks."
     if a.replot:   # the figure again, from the CSV of an earlier run: nothing is timed
         if not a.out.is_file(): raise SystemExit(f"--replot: no table at {a.out}; run --scaling first (or pass --out CSV)")
-        df = pd.read_csv(a.out)
+        df = pd.read_csv(a.out).rename(columns={"tasks_per_s": "throughput_tasks_per_sec"})   # tables written before the column said its unit
         threads = f"{df.threads.iloc[0]} threads, " if "threads" in df else ""
         scaling_figure(df, a.out.with_suffix(".png"), f"5-way 1-shot, {N_WAY * N_QUERY} Dirichlet queries, {threads}{df.device.iloc[0]}")
         print(f"wrote {a.out.with_suffix('.png')}")
@@ -540,13 +544,13 @@ def scaling(a) -> pd.DataFrame:
             sync = torch.cuda.synchronize if a.device.type == "cuda" else (lambda: None)
             sync(); t0 = time.perf_counter(); solver(s, batch.support_labels.to(a.device), q, **kw); sync()
             secs = time.perf_counter() - t0
-            rows.append(dict(axis=axis, method=m, n_tasks=n, dim=d, device=str(a.device), threads=a.threads, seconds=secs, tasks_per_s=n / secs))
+            rows.append(dict(axis=axis, method=m, n_tasks=n, dim=d, device=str(a.device), threads=a.threads, seconds=secs, throughput_tasks_per_sec=n / secs))
             print(f"{axis:>7} {m:>13} n_tasks {n:6d} d {d:4d} {n / secs:10.1f} tasks/s", flush=True)
     df = pd.DataFrame(rows)
     a.out.parent.mkdir(parents=True, exist_ok=True)
-    save_csv(df, a.out)
+    save_csv(df, a.out, units=UNITS)
     scaling_figure(df, a.out.with_suffix(".png"), f"5-way 1-shot, {N_WAY * N_QUERY} Dirichlet queries, {a.threads} threads, {a.device}")
-    table = df.pivot_table(index="method", columns=["axis", "n_tasks", "dim"], values="tasks_per_s", sort=False)
+    table = df.pivot_table(index="method", columns=["axis", "n_tasks", "dim"], values="throughput_tasks_per_sec", sort=False)
     print(table.round(1).to_string())
     print(f"\nwrote {a.out} and {a.out.with_suffix('.png')}")
     df.attrs.update(failures=[])
@@ -561,7 +565,7 @@ def scaling_figure(df:pd.DataFrame, path:Path, title:str):
     look = {m: dict(color=colours[(2 * i) % 20 + (i // 10) % 2], ls=styles[i % 3], marker="os^Dv"[i % 5]) for i, m in enumerate(methods)}
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), dpi=100)
     for ax, axis in zip(axes, ("n_tasks", "dim")):
-        for m, g in df[df.axis == axis].groupby("method", sort=False): ax.plot(g[axis], g.tasks_per_s, ms=3, lw=1.2, label=m, **look[m])
+        for m, g in df[df.axis == axis].groupby("method", sort=False): ax.plot(g[axis], g.throughput_tasks_per_sec, ms=3, lw=1.2, label=m, **look[m])
         ax.set_xscale("log"); ax.set_yscale("log"); ax.set_ylabel("tasks / s"); ax.grid(alpha=0.3, which="both", lw=0.4)
         ax.set_xlabel("tasks per call (d = 512)" if axis == "n_tasks" else "feature dimension (1,000 tasks per call)")
         ticks = sorted(df[df.axis == axis][axis].unique())

@@ -53,7 +53,7 @@ def main(argv=None):
                 d = difference_ci(acc["balanced"], acc["dir2"])
                 rows.append(dict(candidate=name, steps=steps, structure=structure, n_way=way, method=m, shot=s,
                                  balanced_acc_pct=round(acc["balanced"].mean(), 1), dir2_acc_pct=round(acc["dir2"].mean(), 1),
-                                 drop_pts=round(d.mean, 1), drop_half_width_pts=round(d.half_width, 1),
+                                 drop_pp=round(d.mean, 1), drop_half_width_pp=round(d.half_width, 1),
                                  caps_bind_pct=round(100 * binds[s], 2)))
         print(pd.DataFrame([r for r in rows if r["candidate"] == name]).drop(columns=["steps", "structure", "n_way"]).to_string(index=False), flush=True)
     save_csv(pd.DataFrame(rows), args.out)
