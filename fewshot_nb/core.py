@@ -18,7 +18,7 @@ __all__ = ['UNIT_SUFFIXES', 'COLUMN_UNITS', 'logger', 'PAGE_WIDTH_PX', 'seed_eve
            'to_tensor', 'atomic_write', 'save_json', 'save_csv', 'column_unit', 'check_units', 'array_digest',
            'file_md5', 'config_hash', 'source_checkout', 'package_versions', 'RunRecord', 'get_logger', 'verbose',
            'set_progress', 'progress_enabled', 'progress', 'available_cpus', 'experiment_setup', 'figure_fonts',
-           'check_figure_fonts', 'save_figure']
+           'page_fontsize', 'check_figure_fonts', 'save_figure']
 
 # %% ../nbs/00_core.ipynb #7c7137cd
 def seed_everything(
@@ -398,13 +398,23 @@ def figure_fonts(
     fig.canvas.draw()                                    # lays the tick labels out
     width_in = fig.get_tightbbox(fig.canvas.get_renderer()).width
     scale = min(1.0, page_px / (width_in * fig.dpi))
+    hidden = {id(t) for ax in fig.axes if not ax.axison for t in ax.get_xticklabels() + ax.get_yticklabels()}   # axis("off"): not drawn
     rows = []
     for t in fig.findobj(Text):
-        if not t.get_visible() or not t.get_text().strip(): continue
+        if not t.get_visible() or not t.get_text().strip() or id(t) in hidden: continue
         ax = t.axes
         where = (ax.get_title() or type(ax).__name__) if ax is not None else "figure"
         rows.append(dict(text=t.get_text()[:40], size_pt=t.get_fontsize(), page_pt=round(t.get_fontsize() * fig.dpi / 96 * scale, 2), where=where))
     return pd.DataFrame(rows, columns=["text", "size_pt", "page_pt", "where"])
+
+def page_fontsize(
+    fig,                          # a matplotlib Figure
+    min_pt:float=9,               # the size the text should show at on the page, in points
+    dpi:float|None=None,          # the dots per inch it is shown at (default: the figure's)
+) -> float:                       # the font size to set, in points
+    "The smallest font size whose text in `fig` shows at `min_pt` points on a docs page (for figures whose width varies)."
+    dpi = dpi or fig.dpi
+    return max(min_pt, min_pt * 96 / min(dpi, PAGE_WIDTH_PX / fig.get_figwidth()))
 
 def check_figure_fonts(
     fig,                          # a matplotlib Figure

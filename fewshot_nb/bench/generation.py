@@ -10,7 +10,7 @@ import time, json
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 from torch import Tensor
-from ..core import config_hash, get_logger, PAGE_WIDTH_PX
+from ..core import config_hash, get_logger, page_fontsize
 _log = get_logger("fewshot_nb.bench.generation")   # models trained or loaded
 from ..data.omniglot import load_omniglot
 from ..data.splits import weak_split
@@ -291,7 +291,7 @@ def plot_plane(
     "The diversity-recognizability plane: models as points, humans as a black star, fitted curves as lines."
     import matplotlib.pyplot as plt
     if ax is None: _, ax = plt.subplots(figsize=(4.8, 3.6), dpi=100)
-    fig = ax.figure; fs = max(9, 9 * 96 / min(fig.dpi, PAGE_WIDTH_PX / fig.get_figwidth()))   # shows at >= 9 pt on a docs page (`figure_fonts`)
+    fig = ax.figure; fs = page_fontsize(fig)   # shows at >= 9 pt on a docs page (`figure_fonts`)
     hd, hr = (human.diversity_ci.mean, human.recognizability_ci.mean) if hasattr(human, "diversity_ci") else human
     groups = points.groupby(by, sort=False) if by else [(None, points)]
     for name, g in groups:
@@ -333,7 +333,7 @@ def plot_sweeps(
     if not len(table): return table
     import matplotlib.pyplot as plt
     if ax is None: _, ax = plt.subplots(figsize=(4.8, 3.6), dpi=100)
-    fig = ax.figure; fs = max(9, 9 * 96 / min(fig.dpi, PAGE_WIDTH_PX / fig.get_figwidth()))   # shows at >= 9 pt on a docs page (`figure_fonts`)
+    fig = ax.figure; fs = page_fontsize(fig)   # shows at >= 9 pt on a docs page (`figure_fonts`)
     for name, g in table.groupby("sweep", sort=False):
         g = g.sort_values("value")
         several = (g.n_seeds > 1).all()

@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 from dataclasses import dataclass, replace
 from pathlib import Path
 import numpy as np, pandas as pd, torch
-from ..core import as_rng, PAGE_WIDTH_PX
+from ..core import as_rng, page_fontsize
 from ..data.omniglot import fetch
 
 # %% auto #0
@@ -433,7 +433,7 @@ def show_images(
     "Images as black on white, in a grid."
     n = len(imgs); nrows = -(-n // ncols)
     fig, axs = plt.subplots(nrows, ncols, figsize=(ncols * scale, nrows * scale), squeeze=False, dpi=dpi)
-    fs = max(9, 9 * 96 / min(fig.dpi, PAGE_WIDTH_PX / fig.get_figwidth()))   # shows at >= 9 pt on a docs page (`figure_fonts`)
+    fs = page_fontsize(fig)   # shows at >= 9 pt on a docs page (`figure_fonts`)
     for ax in axs.ravel(): ax.axis("off")
     for i, im in enumerate(imgs):
         axs.flat[i].imshow(255 - np.asarray(im), cmap="gray", vmin=0, vmax=255)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np, pandas as pd, torch
 import matplotlib.pyplot as plt
 from PIL import Image
-from ..core import as_rng, derive_seed, atomic_write, array_digest, PAGE_WIDTH_PX
+from ..core import as_rng, derive_seed, atomic_write, array_digest, page_fontsize
 from ..data.samplers import EpisodeBatch, TaskManifest, data_fingerprint
 from ..training.trainer import TrainData
 from .logo import (Action, MOVING_TYPES, SCALE_RANGES, ShapeBatch, walk, sample_poses, render, program_strings,
@@ -337,7 +337,7 @@ def show_problem(
 ):
     "A problem as a person looks at it: set A | set B, six images each, and the two test images below."
     fig, axs = plt.subplots(3, 5, figsize=(5 * scale, 3.3 * scale), dpi=dpi)
-    fs = max(9, 9 * 96 / min(dpi, PAGE_WIDTH_PX / fig.get_figwidth()))   # shows at >= 9 pt on a docs page (`figure_fonts`)
+    fs = page_fontsize(fig, dpi=dpi)   # shows at >= 9 pt on a docs page (`figure_fonts`)
     for ax in axs.ravel(): ax.set_xticks([]); ax.set_yticks([])
     for side, col in ((0, 0), (1, 3)):
         for k in range(6):

@@ -11,7 +11,7 @@ from pathlib import Path
 from dataclasses import dataclass
 import numpy as np, pandas as pd, torch
 from PIL import Image
-from ..core import atomic_write, file_md5, progress, get_logger, PAGE_WIDTH_PX
+from ..core import atomic_write, file_md5, progress, get_logger, page_fontsize
 _log = get_logger("fewshot_nb.data.omniglot")   # downloads, decoding, the cache
 
 # %% auto #0
@@ -271,7 +271,7 @@ def show_images(
     images = np.asarray(images.squeeze(1) if isinstance(images, torch.Tensor) else images, dtype=float)
     n = len(images); nrows = max(1, -(-n // ncols))
     fig, axs = plt.subplots(nrows, ncols, figsize=(ncols * size, nrows * size * (1.25 if titles else 1)), squeeze=False)
-    fs = max(9, 9 * 96 / min(fig.dpi, PAGE_WIDTH_PX / fig.get_figwidth()))   # shows at >= 9 pt on a docs page (`figure_fonts`)
+    fs = page_fontsize(fig)   # shows at >= 9 pt on a docs page (`figure_fonts`)
     for i, ax in enumerate(axs.flat):
         ax.axis("off")
         if i < n:

@@ -10,7 +10,7 @@ import copy, tempfile
 from pathlib import Path
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
-from ..core import derive_seed, PAGE_WIDTH_PX
+from ..core import derive_seed, page_fontsize
 from .critics import Critic, critic_features, load_critic
 from .metrics import OwnPrototypeRate, own_prototype_rate
 from ..training.trainer import TrainData, ClassStream, Trainer
@@ -317,6 +317,6 @@ def show_samples(
             ax.imshow(1 - img, cmap="gray", vmin=0, vmax=1, interpolation="nearest"); ax.set_xticks([]); ax.set_yticks([])
             for s in ax.spines.values():
                 s.set_visible(j == 0); s.set_color("red"); s.set_linewidth(2)
-    if title: fig.suptitle(title, fontsize=max(9, 9 * 96 / min(dpi, PAGE_WIDTH_PX / fig.get_figwidth())))   # 12 pt at 72 dpi: shows at >= 9 pt on a docs page
+    if title: fig.suptitle(title, fontsize=page_fontsize(fig, dpi=dpi))   # 12 pt at 72 dpi: shows at >= 9 pt on a docs page
     fig.subplots_adjust(wspace=0.05, hspace=0.05)
     return fig
