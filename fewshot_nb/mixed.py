@@ -297,7 +297,9 @@ class MixedFit:
     data: pd.DataFrame       # the columns used, as given
 
     @property
-    def aic(self) -> float: return -2 * self.llf + 2 * self.n_params
+    def aic(self) -> float:
+        "Akaike's information criterion, -2 log-likelihood + 2 x the number of parameters."
+        return -2 * self.llf + 2 * self.n_params
 
     def __repr__(self):
         form = " + ".join([f"{self.names['y']} ~ {self.names['fixed']}"] + [f"(1 | {c})" for c in self.names["random"]])

@@ -103,6 +103,7 @@ class Sweep:
 
     @property
     def swept(self) -> list[str]:  # the parameters that vary from point to point
+        "The names of the parameters that vary from point to point (grid, search, seed and repeat)."
         return list(self.grid) + list(self.search) + [self.seed_param] * bool(self.seeds) + [self.repeat_param] * bool(self.repeat_param)
 
     def configurations(self) -> list[dict]:
