@@ -52,3 +52,13 @@ def test_flags_named_on_the_command_line_run(tmp_path):
     nb = _notebook(tmp_path/"d.ipynb", "#| slow\nprint('slow ran')")
     run_notebooks.run_notebook(nb, SKIP - {"slow"})
     assert _texts(nb) == ["slow ran\n"]
+
+
+def test_show_doc_outputs_are_not_stored(tmp_path):
+    "The docs build makes show_doc's output from the code; a stored copy would only go stale."
+    nb = _notebook(tmp_path/"e.ipynb", "def show_doc(f): return 'doc of ' + f", "#| hide\nshow_doc('g')", "show_doc('h')")
+    run_notebooks.run_notebook(nb, SKIP)
+    assert _texts(nb) == ["", "", ""]
+    nb2 = _notebook(tmp_path/"f.ipynb", "show_doc(f)", "1 + 1")
+    run_notebooks.main(["--clear-docs", str(nb2)])
+    assert _texts(nb2) == ["", "kept"]

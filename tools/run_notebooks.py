@@ -6,7 +6,8 @@
 Each notebook runs in its own folder (as under nbdev-test) in a fresh IPython shell. Cells flagged with one of
 `tst_flags` (`notest`, `slow`, `cuda`) are skipped and keep the outputs they had, unless named in `--flags`.
 The run stops at the first failing cell and leaves that notebook untouched; a notebook that runs through is
-written to a temporary file and renamed over the original. Run `nbdev-clean` afterwards.
+written to a temporary file and renamed over the original. The outputs of `show_doc` cells are not stored: the
+docs build makes them again from the code, and stored copies only go stale. Run `nbdev-clean` afterwards.
 """
 import argparse, os, sys, tempfile
 from pathlib import Path
@@ -25,12 +26,8 @@ def _flags(cell) -> set:
     return out
 
 
-def run_notebook(path:Path, skip:set) -> None:
-    nb = read_nb(path)
-    skipped = lambda c: c.cell_type != "code" or bool(_flags(c) & skip)
-    with working_directory(path.parent):
-        shell = CaptureShell()
-        shell.run_all(nb, exc_stop=True, preproc=skipped)
+def write_atomic(nb, path:Path) -> None:
+    "Write `nb` to a temporary file beside `path`, then rename it over `path`."
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
@@ -40,6 +37,31 @@ def run_notebook(path:Path, skip:set) -> None:
         if os.path.exists(tmp): os.unlink(tmp)
 
 
+def is_show_doc(cell) -> bool:
+    "Whether a code cell only shows documentation (its first line that is not a directive calls `show_doc`)."
+    lines = [l for l in cell.source.splitlines() if l.strip() and not l.startswith("#|")]
+    return cell.cell_type == "code" and bool(lines) and lines[0].lstrip().startswith("show_doc(")
+
+
+def run_notebook(path:Path, skip:set) -> None:
+    nb = read_nb(path)
+    skipped = lambda c: c.cell_type != "code" or bool(_flags(c) & skip)
+    with working_directory(path.parent):
+        shell = CaptureShell()
+        shell.run_all(nb, exc_stop=True, preproc=skipped)
+    for c in nb.cells:
+        if is_show_doc(c): c.outputs = []
+    write_atomic(nb, path)
+
+
+def clear_show_doc(path:Path) -> None:
+    "Clear the stored outputs of `path`'s show_doc cells, writing through a temporary file."
+    nb = read_nb(path)
+    for c in nb.cells:
+        if is_show_doc(c): c.outputs = []
+    write_atomic(nb, path)
+
+
 def main(argv=None):
     # Stored outputs are the docs: no progress bars (fewshot_nb.core.progress reads this when a bar is made).
     os.environ["FEWSHOT_PROGRESS"] = "0"
@@ -47,7 +69,11 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("notebooks", nargs="+", type=Path)
     p.add_argument("--flags", nargs="*", default=[], help="flagged cells to run too (e.g. slow)")
+    p.add_argument("--clear-docs", action="store_true", help="only clear the stored outputs of show_doc cells, run nothing")
     args = p.parse_args(argv)
+    if args.clear_docs:
+        for nb in args.notebooks: clear_show_doc(nb)
+        return
     skip = set(get_config().tst_flags) - set(args.flags)
     for nb in args.notebooks:
         if not nb.is_file(): sys.exit(f"{nb}: no such notebook")
