@@ -62,3 +62,47 @@ def test_show_doc_outputs_are_not_stored(tmp_path):
     nb2 = _notebook(tmp_path/"f.ipynb", "show_doc(f)", "1 + 1")
     run_notebooks.main(["--clear-docs", str(nb2)])
     assert _texts(nb2) == ["", "kept"]
+
+
+_spec2 = importlib.util.spec_from_file_location("sweep_trends", ROOT/"tools"/"sweep_trends.py")
+sweep_trends = importlib.util.module_from_spec(_spec2); _spec2.loader.exec_module(sweep_trends)
+
+
+def _sweep_results(slope_r, slope_d, seeds=(0, 1, 2), n_classes=12):
+    "A results.csv of one VAE-NS latent sweep (z = 4, 16, 64) whose scores move by `slope_*` per step, plus class noise."
+    import numpy as np, pandas as pd
+    rng = np.random.default_rng(0)
+    rows = []
+    for seed in seeds:
+        for step, z in enumerate([4, 16, 64]):
+            for c in range(n_classes):
+                r = 0.5 + slope_r * step + rng.normal(0, 0.01)
+                rows.append(dict(**{"class": f"c{c}"}, diversity=20 + slope_d * step + rng.normal(0, 0.1), recognizability_frac=r,
+                                 experiment="fig3a" if z == 16 else "latent", model="vae_ns", variant="base" if z == 16 else f"z {z}",
+                                 seed=seed, n_steps=None, z_dim=None if z == 16 else z))
+    return pd.DataFrame(rows)
+
+
+def test_sweep_trends_finds_a_planted_trend_and_no_other():
+    t = sweep_trends.trends(_sweep_results(0.05, -2.0))
+    assert len(t) == 3 and t.n_classes.eq(12).all()
+    step = t[(t.setting_low == 4) & (t.setting_high == 16)].iloc[0]
+    assert step.recognizability_diff_pp == pytest.approx(5, abs=1) and step.diversity_diff == pytest.approx(-2, abs=0.3)
+    assert sweep_trends.monotonic(t, "recognizability")["latent", "vae_ns"] == "rises"
+    assert sweep_trends.monotonic(t, "diversity")["latent", "vae_ns"] == "falls"
+    flat = sweep_trends.trends(_sweep_results(0.0, 0.0))
+    assert sweep_trends.monotonic(flat, "recognizability")["latent", "vae_ns"] == "none"
+
+
+def test_sweep_trends_refuses_a_run_without_a_sweep():
+    r = _sweep_results(0.0, 0.0)
+    with pytest.raises(ValueError, match="no latent or attention sweep"): sweep_trends.trends(r[r.experiment == "fig3a"])
+
+
+def test_stored_sweep_trends_are_those_of_its_results(tmp_path):
+    "trends.csv of the stored three-seed sweep is what the tool computes from the stored results.csv."
+    import shutil, pandas as pd
+    src = ROOT/"nbs"/"results"/"exp_generation_sweeps3"
+    shutil.copy(src/"results.csv", tmp_path/"results.csv")
+    sweep_trends.main([str(tmp_path)])
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path/"trends.csv"), pd.read_csv(src/"trends.csv"))
