@@ -11,7 +11,9 @@ ROOT = Path(__file__).resolve().parent.parent
 NBS = ROOT/"nbs"
 PYPROJECT = tomllib.loads((ROOT/"pyproject.toml").read_text())
 EXPERIMENTS = sorted(NBS.glob("exp_*.ipynb"))
-NOTEBOOKS = sorted(NBS.rglob("*.ipynb"))
+# The project's notebooks: not the outputs of runs made inside nbs/ (runs/, git-ignored) nor nbdev's or Jupyter's scratch copies.
+NOTEBOOKS = sorted(p for p in NBS.rglob("*.ipynb")
+                   if not {"runs", "_proc", ".ipynb_checkpoints"} & set(p.relative_to(NBS).parts[:-1]))
 MACHINE_PATH = re.compile(r"(?<![\w.])(/work/|/tmp/|/root/|/home/)")
 
 

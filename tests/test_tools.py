@@ -60,8 +60,30 @@ def test_show_doc_outputs_are_not_stored(tmp_path):
     run_notebooks.run_notebook(nb, SKIP)
     assert _texts(nb) == ["", "", ""]
     nb2 = _notebook(tmp_path/"f.ipynb", "show_doc(f)", "1 + 1")
-    run_notebooks.main(["--clear-docs", str(nb2)])
+    run_notebooks.main(["--tidy", str(nb2)])
     assert _texts(nb2) == ["", "kept"]
+
+
+def test_stored_figures_get_a_palette_that_keeps_their_look(tmp_path):
+    "A plot re-encoded with 256 colours is smaller, and no pixel moves by more than a few levels."
+    import base64, io
+    import numpy as np
+    from PIL import Image
+    nb = _notebook(tmp_path/"g.ipynb",
+                   "import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot as plt\n"
+                   "from IPython.display import Image as Im; import io\n"
+                   "fig, ax = plt.subplots(dpi=100); ax.scatter(range(300), [i ** 0.5 for i in range(300)], c=range(300)); ax.set_title('a plot')\n"
+                   "b = io.BytesIO(); fig.savefig(b, format='png'); Im(b.getvalue())")
+    run_notebooks.run_notebook(nb, SKIP)
+    stored = base64.b64decode(nbformat.read(nb, as_version=4).cells[0].outputs[0]["data"]["image/png"])
+    original = io.BytesIO(); import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(dpi=100); ax.scatter(range(300), [i ** 0.5 for i in range(300)], c=range(300)); ax.set_title("a plot")
+    fig.savefig(original, format="png"); original = original.getvalue()
+    assert len(stored) < 0.6 * len(original)
+    a = np.asarray(Image.open(io.BytesIO(stored)).convert("RGB"), dtype=int)
+    b = np.asarray(Image.open(io.BytesIO(original)).convert("RGB"), dtype=int)
+    assert a.shape == b.shape and np.abs(a - b).mean() < 1 and np.percentile(np.abs(a - b), 99.9) <= 16
+    assert run_notebooks.palette_png(stored) == stored   # a palette image is kept as it is
 
 
 _spec2 = importlib.util.spec_from_file_location("sweep_trends", ROOT/"tools"/"sweep_trends.py")

@@ -7,9 +7,13 @@ Each notebook runs in its own folder (as under nbdev-test) in a fresh IPython sh
 `tst_flags` (`notest`, `slow`, `cuda`) are skipped and keep the outputs they had, unless named in `--flags`.
 The run stops at the first failing cell and leaves that notebook untouched; a notebook that runs through is
 written to a temporary file and renamed over the original. The outputs of `show_doc` cells are not stored: the
-docs build makes them again from the code, and stored copies only go stale. Run `nbdev-clean` afterwards.
+docs build makes them again from the code, and stored copies only go stale. Stored PNG figures are re-encoded with
+a palette of 256 colours (no dithering), which keeps a plot's look at about a third of the bytes. Run `nbdev-clean`
+afterwards.
+
+    python tools/run_notebooks.py --tidy nbs/exp_beta.ipynb   # only the show_doc and PNG steps, nothing run
 """
-import argparse, os, sys, tempfile
+import argparse, base64, io, os, sys, tempfile
 from pathlib import Path
 from fastcore.nbio import read_nb, write_nb
 from execnb.shell import CaptureShell
@@ -43,22 +47,41 @@ def is_show_doc(cell) -> bool:
     return cell.cell_type == "code" and bool(lines) and lines[0].lstrip().startswith("show_doc(")
 
 
+def palette_png(png:bytes, colors:int=256) -> bytes:
+    "`png` re-encoded with a palette of at most `colors` colours and no dithering, or `png` itself when that is not smaller."
+    from PIL import Image
+    im = Image.open(io.BytesIO(png))
+    if im.mode == "P": return png
+    out = io.BytesIO()
+    im.convert("RGB").quantize(colors, dither=Image.Dither.NONE).save(out, "PNG", optimize=True)
+    return out.getvalue() if out.tell() < len(png) else png
+
+
+def tidy(nb) -> None:
+    "Clear the outputs of show_doc cells and re-encode stored PNG figures with a palette, in place."
+    for c in nb.cells:
+        if is_show_doc(c): c.outputs = []
+        for o in c.get("outputs", []):
+            data = o.get("data", {})
+            if "image/png" in data:
+                raw = base64.b64decode(data["image/png"])
+                data["image/png"] = base64.b64encode(palette_png(raw)).decode()
+
+
 def run_notebook(path:Path, skip:set) -> None:
     nb = read_nb(path)
     skipped = lambda c: c.cell_type != "code" or bool(_flags(c) & skip)
     with working_directory(path.parent):
         shell = CaptureShell()
         shell.run_all(nb, exc_stop=True, preproc=skipped)
-    for c in nb.cells:
-        if is_show_doc(c): c.outputs = []
+    tidy(nb)
     write_atomic(nb, path)
 
 
-def clear_show_doc(path:Path) -> None:
-    "Clear the stored outputs of `path`'s show_doc cells, writing through a temporary file."
+def tidy_file(path:Path) -> None:
+    "`tidy` the notebook at `path`, writing through a temporary file."
     nb = read_nb(path)
-    for c in nb.cells:
-        if is_show_doc(c): c.outputs = []
+    tidy(nb)
     write_atomic(nb, path)
 
 
@@ -69,10 +92,10 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("notebooks", nargs="+", type=Path)
     p.add_argument("--flags", nargs="*", default=[], help="flagged cells to run too (e.g. slow)")
-    p.add_argument("--clear-docs", action="store_true", help="only clear the stored outputs of show_doc cells, run nothing")
+    p.add_argument("--tidy", action="store_true", help="run nothing: only clear show_doc outputs and re-encode stored PNGs with a palette")
     args = p.parse_args(argv)
-    if args.clear_docs:
-        for nb in args.notebooks: clear_show_doc(nb)
+    if args.tidy:
+        for nb in args.notebooks: tidy_file(nb)
         return
     skip = set(get_config().tst_flags) - set(args.flags)
     for nb in args.notebooks:
