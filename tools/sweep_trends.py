@@ -5,43 +5,45 @@
 
 Reads the folder's `results.csv` (one row per test class, model, configuration and seed) and writes `trends.csv`
 beside it. For every model and sweep (`latent`: z_dim, `attention`: attention steps), and every pair of settings
-of that sweep (the base configuration included, at the preset's value), it averages each class's score over the
+of that sweep (the base configuration included, at its model's value, read from the run's preset), it averages each class's score over the
 seeds, then compares the two settings on the same classes (`fewshot_nb.metrics.paired_comparison`): the mean
 difference of recognizability in percentage points and of diversity with their 95% intervals. A trend is called
 monotonic when the differences of consecutive settings all have the same sign and every one of them is
 significant.
 """
-import argparse, itertools, sys
+import argparse, itertools, json, sys
 from pathlib import Path
 import pandas as pd
 from fewshot_nb.core import save_csv
 from fewshot_nb.metrics import paired_comparison
 
-# The small preset's values of the swept quantities (the base configuration's rows leave them blank).
-BASE = {("latent", "vae_ns"): 16, ("latent", "vae_stn"): 16, ("latent", "dagan_un"): 128, ("latent", "dagan_rn"): 128,
-        ("attention", "vae_stn"): 10}
-SWEEP_COLUMN = {"latent": "z_dim", "attention": "n_steps"}
+SWEEP_COLUMN = {"latent": "z_dim", "attention": "n_steps"}   # the results column, and the model's config key, of each sweep
 
 
-def per_class(results:pd.DataFrame) -> pd.DataFrame:
+def base_setting(model:str, column:str, preset:str="small", image_size:int=28):
+    "The value of `column` in the base configuration of `model` (its rows of results.csv leave it blank), or None."
+    from fewshot_nb.bench.generation import make_generative_model
+    return make_generative_model(model, preset, image_size=image_size).config().get(column)
+
+
+def per_class(results:pd.DataFrame, preset:str="small", image_size:int=28) -> pd.DataFrame:
     "One row per (sweep, model, setting, class): scores averaged over the seeds."
     rows = []
     for (sweep, column) in SWEEP_COLUMN.items():
         for model in results.model.unique():
-            if (sweep, model) not in BASE: continue
-            swept = results[(results.experiment == sweep) & (results.model == model)].assign(setting=lambda d: d[column])
-            base = results[(results.experiment == "fig3a") & (results.model == model)].assign(setting=BASE[sweep, model])
-            both = pd.concat([swept, base])
+            swept = results[(results.experiment == sweep) & (results.model == model)]
             if swept.empty: continue
-            rows.append(both.assign(sweep=sweep))
+            base = results[(results.experiment == "fig3a") & (results.model == model)]
+            setting = base_setting(model, column, preset, image_size)
+            rows.append(pd.concat([swept.assign(setting=swept[column]), base.assign(setting=setting)]).assign(sweep=sweep))
     if not rows: raise ValueError("results.csv has no latent or attention sweep: run exp_generation with latent_sizes or attention_steps")
     d = pd.concat(rows)
     return d.groupby(["sweep", "model", "setting", "class"], as_index=False)[["recognizability_frac", "diversity"]].mean()
 
 
-def trends(results:pd.DataFrame) -> pd.DataFrame:
+def trends(results:pd.DataFrame, preset:str="small", image_size:int=28) -> pd.DataFrame:
     "Paired differences (larger setting minus smaller) for every pair of settings of every model's sweep."
-    d = per_class(results)
+    d = per_class(results, preset, image_size)
     out = []
     for (sweep, model), g in d.groupby(["sweep", "model"], sort=False):
         wide_r = g.pivot(index="class", columns="setting", values="recognizability_frac")
@@ -73,7 +75,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     src = args.folder/"results.csv"
     if not src.is_file(): sys.exit(f"{src}: no such file (the folder of a stored exp_generation run, with its results.csv)")
-    t = trends(pd.read_csv(src))
+    params = json.loads((args.folder/"run.json").read_text())["params"] if (args.folder/"run.json").is_file() else {}
+    t = trends(pd.read_csv(src), params.get("preset", "small"), params.get("image_size", 28))
     mr, md = monotonic(t, "recognizability"), monotonic(t, "diversity")
     t["recognizability_trend"] = [mr[s, m] for s, m in zip(t.sweep, t.model)]
     t["diversity_trend"] = [md[s, m] for s, m in zip(t.sweep, t.model)]
