@@ -53,6 +53,14 @@ def test_nbdev_yml_is_what_nbdev_writes():
         "nbs/nbdev.yml differs from what nbdev writes: run `python -c 'from nbdev.quarto import refresh_quarto_yml; refresh_quarto_yml()'` and commit it"
 
 
+def test_pages_are_the_project_notebooks(tmp_path):
+    "Runs made inside nbs/ (runs/, git-ignored) and nbdev's or Jupyter's scratch copies make no page."
+    for rel in ["index.ipynb", "data/10_a.ipynb", "runs/exp_beta.ipynb", "data/runs/x.ipynb", "_proc/index.ipynb",
+                ".ipynb_checkpoints/index-checkpoint.ipynb", "_draft.ipynb", "runs.ipynb"]:
+        (tmp_path/rel).parent.mkdir(parents=True, exist_ok=True); (tmp_path/rel).write_text("{}")
+    assert [p.relative_to(tmp_path).as_posix() for p in bd.notebooks(tmp_path)] == ["data/10_a.ipynb", "index.ipynb", "runs.ipynb"]
+
+
 def test_sidebar_is_custom_and_complete():
     "custom_sidebar keeps nbdev from rewriting nbs/sidebar.yml; it lists every page once, in the site's sections."
     assert _nbdev_config().custom_sidebar is True

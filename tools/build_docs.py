@@ -43,9 +43,10 @@ MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full"
 
 # ---------------------------------------------------------------------------------------------- notebooks
 def notebooks(nbs: Path) -> list[Path]:
-    "The notebooks that make pages, as nbdev finds them (no folder starting with `_` or `.`)."
+    "The notebooks that make pages, as nbdev finds them (no folder starting with `_` or `.`), less the outputs of runs made inside `nbs/` (`runs/`, git-ignored)."
     return sorted(p for p in nbs.rglob("*.ipynb")
-                  if not any(part.startswith(("_", ".")) for part in p.relative_to(nbs).parts))
+                  if not any(part.startswith(("_", ".")) for part in p.relative_to(nbs).parts)
+                  and "runs" not in p.relative_to(nbs).parts[:-1])
 
 
 def _procs(nbdev_exec: bool):
