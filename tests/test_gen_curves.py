@@ -46,3 +46,25 @@ def test_distorted_pairs_distort_the_conditioning_images_too():
     raw, out = Pairs().batch(0, 0), Distorted(Pairs()).batch(0, 0)
     assert not torch.equal(out["cond"], raw["cond"]) and not torch.equal(out["x"], raw["x"])
     assert torch.equal(Distorted(Pairs()).batch(0, 0)["cond"], out["cond"])   # reproducible from (seed, step)
+
+
+def test_training_subset_is_nested_and_checked():
+    "--train-classes: a seeded subset of the training characters, all their images, smaller subsets inside larger ones."
+    import torch
+    from fewshot_nb.training.trainer import TrainData
+    y = torch.arange(10).repeat_interleave(3)
+    train = TrainData(torch.rand(30, 1, 8, 8), y * 7, groups=y // 5)   # ids need not be 0..n-1
+    small, large = gc.training_subset(train, 3), gc.training_subset(train, 6)
+    assert (small.n_classes, len(small), large.n_classes, len(large)) == (3, 9, 6, 18)
+    as_set = lambda t: {tuple(v.flatten().tolist()) for v in t.x}
+    assert as_set(small) < as_set(large)
+    assert torch.equal(gc.training_subset(train, 6).x, large.x)   # the same seed, the same subset
+    assert gc.training_subset(train, 10).n_classes == 10 and len(gc.training_subset(train, 10)) == 30
+    for bad in (0, 11):
+        with pytest.raises(ValueError, match="between 1 and the bench's 10 training characters"): gc.training_subset(train, bad)
+
+
+def test_train_classes_with_rotations_is_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        gc.main(["--model", "vae_ns", "--rotations", "--train-classes", "50", "--n-per-class", "20", "--at", "0.1", "--out", str(tmp_path/"x.csv")])
+    assert "--train-classes and --rotations" in capsys.readouterr().err

@@ -19,7 +19,7 @@ from fewshot_nb.core import seed_everything, save_csv
 from fewshot_nb.bench.generation import GenerationBench, make_generative_model, training_recipe, summarise_scores, schedule_kwargs
 from fewshot_nb.generation.base import generate_samples
 from fewshot_nb.data.augment import Distorted
-from fewshot_nb.training.trainer import Trainer
+from fewshot_nb.training.trainer import Trainer, TrainData
 
 
 def plot(folder:Path):
@@ -43,6 +43,15 @@ def plot(folder:Path):
     print(folder / "curves.png")
 
 
+def training_subset(train:TrainData, n_classes:int, seed:int=0) -> TrainData:
+    "The images of `n_classes` of `train`'s classes, drawn by a permutation fixed by `seed`: subsets of one seed are nested."
+    if not 1 <= n_classes <= train.n_classes:
+        raise ValueError(f"--train-classes must be between 1 and the bench's {train.n_classes} training characters, got {n_classes}")
+    keep = torch.randperm(train.n_classes, generator=torch.Generator().manual_seed(seed))[:n_classes]
+    mask = torch.isin(train.labels, keep)
+    return TrainData(train.x[mask], train.labels[mask], train.groups[mask])
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--plot", type=Path, default=None, help="only plot the CSVs of this folder")
@@ -61,6 +70,8 @@ def main(argv=None):
     ap.add_argument("--rotations", action="store_true", help="the 90/180/270-degree rotations as new training classes")
     ap.add_argument("--distort", type=float, default=0.0, help="random affine distortion of the training images: max degrees (shift scales with it); "
                     "every image of a batch gets its own distortion, the conditioning images of pair models included")
+    ap.add_argument("--train-classes", type=int, default=None,
+                    help="train on this many of the bench's training characters (a seeded subset, nested: a smaller one is inside a larger one)")
     ap.add_argument("--n-per-class", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out")
@@ -70,6 +81,10 @@ def main(argv=None):
 
     seed_everything(a.seed)
     bench = GenerationBench(image_size=a.image_size, n_per_class=a.n_per_class, seed=0, rotations=a.rotations)
+    if a.train_classes is not None:
+        if a.rotations: ap.error("--train-classes and --rotations together are not supported: subset the characters or rotate them")
+        try: bench.train = training_subset(bench.train, a.train_classes)
+        except ValueError as e: ap.error(str(e))
     kw = json.loads(a.kwargs) | ({} if a.beta is None else dict(beta=a.beta))
     torch.manual_seed(a.seed)
     m = make_generative_model(a.model, a.preset, image_size=a.image_size, **kw)
@@ -98,7 +113,7 @@ def main(argv=None):
         scores = bench.evaluate(generate_samples(m, bench.prototypes(), bench.n_samples, seed=0))
         pt = summarise_scores(scores)
         last = {k: v for k, v in tr.history[-1].items() if k not in ("step", "train_acc", "lr", "images_per_s")}   # means since the last row
-        row = dict(model=a.model, beta=a.beta, epoch=e, step=stop, train_s=round(t_train, 1), eval_s=round(time.perf_counter() - t0, 1),
+        row = dict(model=a.model, beta=a.beta, n_train_classes=bench.train.n_classes, epoch=e, step=stop, train_s=round(t_train, 1), eval_s=round(time.perf_counter() - t0, 1),
                    diversity=pt["diversity"], diversity_hw=pt["diversity_hw"],
                    recognizability_frac=pt["recognizability_frac"], recognizability_hw_frac=pt["recognizability_hw_frac"], **last)
         rows.append(row); print(row, flush=True)
