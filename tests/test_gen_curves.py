@@ -25,6 +25,13 @@ def test_curve_is_written_resumed_and_extended(tmp_path):
     pd.testing.assert_frame_equal(ext.iloc[:2], first)
     gc.main(["--plot", str(tmp_path)])
     assert (tmp_path/"curves.png").stat().st_size > 1000
+    from PIL import Image
+    one_family = Image.open(tmp_path/"curves.png").size
+    (tmp_path/"stn_copy.csv").write_bytes(out.read_bytes())   # a second model family: a second row of panels
+    gc.main(["--plot", str(tmp_path)])
+    two_families = Image.open(tmp_path/"curves.png")
+    assert two_families.size[0] == one_family[0] and two_families.size[1] == 2 * one_family[1]
+    assert two_families.mode == "P"   # stored with a palette
 
 
 def test_curve_needs_points_and_output(tmp_path, capsys):

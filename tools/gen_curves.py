@@ -11,7 +11,7 @@ so an interrupted run resumes where it stopped.
     python tools/gen_curves.py --plot runs/gen_curves   # one figure of every CSV there: runs/gen_curves/curves.png
 """
 from __future__ import annotations
-import argparse, json, time
+import argparse, io, json, time
 from pathlib import Path
 import pandas as pd, torch
 
@@ -22,24 +22,37 @@ from fewshot_nb.data.augment import Distorted
 from fewshot_nb.training.trainer import Trainer, TrainData
 
 
+FAMILIES = {"ns": "VAE-NS", "stn": "VAE-STN", "dagan": "DA-GAN"}   # file-name prefix -> the row of the figure
+
+
 def plot(folder:Path):
-    "Recognizability and diversity against optimiser steps, one line per CSV of `folder`, written to `folder/curves.png`."
+    "Recognizability and diversity against optimiser steps, one line per CSV of `folder`, a row per model family (file-name prefix), written to `folder/curves.png`."
     import matplotlib, matplotlib.ticker; matplotlib.use("Agg"); import matplotlib.pyplot as plt
     from fewshot_nb.core import atomic_write
     files = sorted(folder.glob("*.csv"))
     if not files: raise SystemExit(f"no CSV in {folder}")
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), dpi=100)
-    for i, f in enumerate(files):
-        d = pd.read_csv(f)
-        style = dict(color=plt.cm.tab20(i % 20), ls=["-", "--", ":", "-."][i // 20 % 4], marker="o", ms=3, label=f.stem)
-        axes[0].plot(d.step, 100 * d.recognizability_frac, **style); axes[1].plot(d.step, d.diversity, **style)
-    axes[0].set_ylabel("recognizability (%)"); axes[1].set_ylabel("diversity (Eq. 2)")
-    for ax in axes:
-        ax.set_xlabel("optimiser steps (epochs differ with the data: see the CSVs)"); ax.set_xscale("log"); ax.tick_params(labelsize=9)
+    groups = {}
+    for f in files: groups.setdefault(f.stem.split("_")[0], []).append(f)
+    order = list(FAMILIES)
+    groups = dict(sorted(groups.items(), key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order), kv[0])))
+    fig, axes = plt.subplots(len(groups), 2, figsize=(12, 3.9 * len(groups)), dpi=100, squeeze=False)
+    for (prefix, group), row in zip(groups.items(), axes):
+        for i, f in enumerate(group):
+            d = pd.read_csv(f)
+            style = dict(color=plt.cm.tab10(i % 10), ls=["-", "--", ":"][i // 10 % 3], marker="o", ms=3, label=f.stem)
+            row[0].plot(d.step, 100 * d.recognizability_frac, **style); row[1].plot(d.step, d.diversity, **style)
+        name = FAMILIES.get(prefix, prefix)
+        row[0].set_ylabel(f"{name}: recognizability (%)"); row[1].set_ylabel(f"{name}: diversity (Eq. 2)")
+        row[1].legend(fontsize=9, loc="center left", bbox_to_anchor=(1.02, 0.5), ncol=1 + len(group) // 12)
+    for ax in axes.flat:
+        ax.set_xlabel("optimiser steps"); ax.set_xscale("log"); ax.tick_params(labelsize=9)
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    axes[1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
     plt.tight_layout()
-    with atomic_write(folder / "curves.png") as tmp: fig.savefig(tmp, format="png")
+    buf = io.BytesIO(); fig.savefig(buf, format="png"); plt.close(fig)
+    from PIL import Image   # matplotlib's own dependency
+    buf.seek(0); im, buf = Image.open(buf), io.BytesIO()   # a 256-colour palette, as the notebooks' stored figures: a third of the bytes
+    im.convert("RGB").quantize(256, dither=Image.Dither.NONE).save(buf, "PNG", optimize=True)
+    with atomic_write(folder / "curves.png") as tmp: Path(tmp).write_bytes(buf.getvalue())
     print(folder / "curves.png")
 
 
