@@ -11,7 +11,7 @@ so an interrupted run resumes where it stopped.
     python tools/gen_curves.py --plot runs/gen_curves   # one figure of every CSV there: runs/gen_curves/curves.png
 """
 from __future__ import annotations
-import argparse, io, json, time
+import argparse, importlib.util, io, json, time
 from pathlib import Path
 import pandas as pd, torch
 
@@ -49,10 +49,10 @@ def plot(folder:Path):
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     plt.tight_layout()
     buf = io.BytesIO(); fig.savefig(buf, format="png"); plt.close(fig)
-    from PIL import Image   # matplotlib's own dependency
-    buf.seek(0); im, buf = Image.open(buf), io.BytesIO()   # a 256-colour palette, as the notebooks' stored figures: a third of the bytes
-    im.convert("RGB").quantize(256, dither=Image.Dither.NONE).save(buf, "PNG", optimize=True)
-    with atomic_write(folder / "curves.png") as tmp: Path(tmp).write_bytes(buf.getvalue())
+    spec = importlib.util.spec_from_file_location("run_notebooks", Path(__file__).with_name("run_notebooks.py"))
+    run_notebooks = importlib.util.module_from_spec(spec); spec.loader.exec_module(run_notebooks)
+    with atomic_write(folder / "curves.png") as tmp:   # with a palette, as the notebooks' stored figures: a third of the bytes
+        Path(tmp).write_bytes(run_notebooks.palette_png(buf.getvalue()))
     print(folder / "curves.png")
 
 
