@@ -1,5 +1,5 @@
 """Project settings that the notebooks, papermill and CI depend on, and what notebooks may store."""
-import json, re
+import importlib.util, json, re
 from pathlib import Path
 import nbformat
 import pytest
@@ -11,9 +11,11 @@ ROOT = Path(__file__).resolve().parent.parent
 NBS = ROOT/"nbs"
 PYPROJECT = tomllib.loads((ROOT/"pyproject.toml").read_text())
 EXPERIMENTS = sorted(NBS.glob("exp_*.ipynb"))
-# The project's notebooks: not the outputs of runs made inside nbs/ (runs/, git-ignored) nor nbdev's or Jupyter's scratch copies.
-NOTEBOOKS = sorted(p for p in NBS.rglob("*.ipynb")
-                   if not {"runs", "_proc", ".ipynb_checkpoints"} & set(p.relative_to(NBS).parts[:-1]))
+# The project's notebooks, as the docs build finds them: not the outputs of runs made inside nbs/ (runs/, git-ignored)
+# nor nbdev's or Jupyter's scratch copies (`tools/build_docs.notebooks`, tested in tests/test_docs.py).
+_spec = importlib.util.spec_from_file_location("build_docs_for_project", ROOT/"tools"/"build_docs.py")
+_build_docs = importlib.util.module_from_spec(_spec); _spec.loader.exec_module(_build_docs)
+NOTEBOOKS = _build_docs.notebooks(NBS)
 MACHINE_PATH = re.compile(r"(?<![\w.])(/work/|/tmp/|/root/|/home/)")
 
 
