@@ -17,8 +17,8 @@ import torch
 __all__ = ['UNIT_SUFFIXES', 'COLUMN_UNITS', 'logger', 'PAGE_WIDTH_PX', 'seed_everything', 'as_rng', 'derive_seed', 'get_device',
            'to_tensor', 'atomic_write', 'save_json', 'save_csv', 'column_unit', 'check_units', 'array_digest',
            'file_md5', 'config_hash', 'source_checkout', 'package_versions', 'RunRecord', 'get_logger', 'verbose',
-           'set_progress', 'progress_enabled', 'progress', 'available_cpus', 'experiment_setup', 'figure_fonts',
-           'page_fontsize', 'check_figure_fonts', 'save_figure']
+           'set_progress', 'progress_enabled', 'progress', 'available_cpus', 'experiment_setup', 'Registry',
+           'figure_fonts', 'page_fontsize', 'check_figure_fonts', 'save_figure']
 
 # %% ../nbs/00_core.ipynb #7c7137cd
 def seed_everything(
@@ -394,6 +394,65 @@ def experiment_setup(
     _inline_png()
     logger.info(f"experiment setup: {int(threads)} torch thread(s), progress {'on' if progress else 'off'}")
     return int(threads)
+
+# %% ../nbs/00_core.ipynb #e96ec3af
+class Registry:
+    "Named factories (classes or functions) of one kind of component: `register` them, `make` one, list their `names`."
+    def __init__(self,
+                 kind:str,       # what the entries are, singular, for messages: 'solver', 'backbone', ...
+                 hint:str="",    # appended to the unknown-name error, e.g. how to register one's own
+                ):
+        self.kind, self.hint, self._items = kind, hint, {}
+
+    def register(self,
+                 name:str|None=None,   # the entry's name (default: the object's `name` attribute, else its lower-cased `__name__`)
+                 obj=None,             # the factory, or an import path 'module:attribute' (then nothing is imported until used)
+                ):
+        "Register `obj` under `name`; without `obj`, a decorator that registers what it decorates and returns it unchanged."
+        if obj is None and callable(name) and not isinstance(name, str): name, obj = None, name   # bare @REGISTRY.register
+        def add(o):
+            key = name if name is not None else getattr(o, "name", None) if isinstance(getattr(o, "name", None), str) else getattr(o, "__name__", "").lower()
+            if not isinstance(key, str) or not key or key != key.strip() or " " in key:
+                raise ValueError(f"a {self.kind} name must be a non-empty string without spaces, got {key!r}")
+            if not (isinstance(o, str) and ":" in o) and not callable(o):
+                raise TypeError(f"a {self.kind} must be a class, a function or an import path 'module:attribute', got {o!r}")
+            old = self._items.get(key)
+            if old is not None and old is not o and _qualname(old) != _qualname(o):
+                raise ValueError(f"{self.kind} name {key!r} is taken by {_qualname(old)}: register {_qualname(o)} under another name")
+            self._items[key] = o
+            return o
+        return add if obj is None else add(obj)
+
+    def get(self, name:str):
+        "The factory registered under `name` (imported first if it was registered lazily); ValueError if unknown."
+        if name not in self._items:
+            import difflib
+            close = difflib.get_close_matches(str(name), list(self._items), n=1)
+            raise ValueError(f"unknown {self.kind} {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+                             + f"; known {self.kind}s: {', '.join(self.names()) or 'none'}" + (f". {self.hint}" if self.hint else ""))
+        o = self._items[name]
+        if isinstance(o, str):
+            mod, _, attr = o.partition(":")
+            o = self._items[name] = getattr(importlib.import_module(mod), attr)
+        return o
+
+    def make(self, name:str, **kwargs):
+        "Build the component `name` with `kwargs`."
+        return self.get(name)(**kwargs)
+    def names(self) -> list[str]:
+        "The registered names, sorted."
+        return sorted(self._items)
+    def __contains__(self, name): return name in self._items
+    def __iter__(self): return iter(self.names())
+    def __len__(self): return len(self._items)
+    def __getitem__(self, name): return self.get(name)
+    def keys(self): return self.names()
+    def items(self): return [(k, self.get(k)) for k in self.names()]
+    def __repr__(self): return f"Registry({self.kind!r}: {', '.join(self.names())})"
+
+def _qualname(o) -> str:
+    "`module.qualname` of a registered object (or the import path of a lazy entry)."
+    return o.replace(":", ".") if isinstance(o, str) else f"{getattr(o, '__module__', '?')}.{getattr(o, '__qualname__', repr(o))}"
 
 # %% ../nbs/00_core.ipynb #a79556b5
 PAGE_WIDTH_PX = 800   # the width of a docs page's text column, in CSS pixels (Quarto's default body width)

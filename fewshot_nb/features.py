@@ -15,11 +15,12 @@ _log = get_logger("fewshot_nb.features")   # feature caches read and written
 from .data.omniglot import load_omniglot, cache_dir as project_cache_dir
 from .data.splits import weak_split, alphabet_split, lake_split, vinyals_split, check_split, MINIMAL_ALPHABETS
 from .data.sources import FeatureSource
+from .data.streams import unit_floats
 
 
 # %% auto #0
-__all__ = ['SPLITS', 'CACHE_FORMAT', 'CACHE_VERSION', 'unit_floats', 'embed_images', 'extract_features', 'split_classes',
-           'FeatureCacheError', 'read_feature_cache', 'write_feature_cache', 'load_features']
+__all__ = ['SPLITS', 'CACHE_FORMAT', 'CACHE_VERSION', 'embed_images', 'extract_features', 'split_classes', 'FeatureCacheError',
+           'read_feature_cache', 'write_feature_cache', 'load_features']
 
 # %% ../nbs/21_features.ipynb #01f8a583
 def _as_names(labels, class_names, n:int):
@@ -32,13 +33,9 @@ def _as_names(labels, class_names, n:int):
         raise ValueError(f"labels hold codes in [{codes.min()}, {codes.max()}] but class_names has {len(class_names)} names")
     return np.asarray(class_names)[codes]
 
-def unit_floats(x:torch.Tensor) -> torch.Tensor:
-    "Images as float in [0, 1]: uint8 (0..255) divided by 255, floating point taken as it is."
-    return x.float().div_(255) if x.dtype == torch.uint8 else x.float()
-
 def embed_images(
     embed,                 # callable: (b, C, H, W) float images on `device` -> (b, d) features
-    images,                # (n, C, H, W) tensor (uint8 0..255 or float in [0, 1]), or anything with `.floats(idx)` (`TrainData`)
+    images,                # (n, C, H, W) tensor (uint8 0..255 or float in [0, 1]), or anything with `.floats(idx)` (`ImageSource`)
     device,                # where `embed` runs
     idx=None,              # rows of `images` to embed (default all)
     batch_size:int=256,    # images per forward pass
@@ -57,7 +54,7 @@ def embed_images(
 
 def extract_features(
     model:nn.Module,        # a backbone (images -> (n, d) features) or a `Method` (its `embed` is used)
-    images,                 # `OmniglotImages`, a `TrainData`, or (n, H, W) / (n, C, H, W) images: uint8 0..255 or float in [0, 1]
+    images,                 # `OmniglotImages`, an `ImageSource`, or (n, H, W) / (n, C, H, W) images: uint8 0..255 or float in [0, 1]
     labels=None,            # (n,) class of each image (names or integers); default: those of `images`
     class_names=None,       # names of the integer codes in `labels`, if they are codes
     batch_size:int=256,     # images per forward pass
@@ -71,7 +68,7 @@ def extract_features(
         if labels is None: labels = np.asarray(images.class_names)[images.labels]
         if groups is None: groups = np.asarray(images.group_names)[images.groups]
         x = torch.as_tensor(np.asarray(images.images))
-    elif hasattr(images, "floats") and hasattr(images, "labels"):      # a training set (`training.trainer.TrainData`)
+    elif hasattr(images, "floats") and hasattr(images, "labels"):      # a training set (`data.streams.ImageSource`)
         if labels is None: labels = images.labels.cpu().numpy()
         if groups is None: groups = images.groups.cpu().numpy()
         x = images.x

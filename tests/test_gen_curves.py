@@ -58,9 +58,9 @@ def test_distorted_pairs_distort_the_conditioning_images_too():
 def test_training_subset_is_nested_and_checked():
     "--train-classes: a seeded subset of the training characters, all their images, smaller subsets inside larger ones."
     import torch
-    from fewshot_nb.training.trainer import TrainData
+    from fewshot_nb.data.streams import ImageSource
     y = torch.arange(10).repeat_interleave(3)
-    train = TrainData(torch.rand(30, 1, 8, 8), y * 7, groups=y // 5)   # ids need not be 0..n-1
+    train = ImageSource(torch.rand(30, 1, 8, 8), y * 7, groups=y // 5)   # ids need not be 0..n-1
     small, large = gc.training_subset(train, 3), gc.training_subset(train, 6)
     assert (small.n_classes, len(small), large.n_classes, len(large)) == (3, 9, 6, 18)
     as_set = lambda t: {tuple(v.flatten().tolist()) for v in t.x}

@@ -75,3 +75,28 @@ def test_one_solver_registry():
     text = (ROOT/"tools"/"bench_solvers.py").read_text()
     keys = re.findall(r'^    "([\w+-]+)":\s+Spec\(', text, re.M)
     assert keys and set(keys) <= set(SOLVERS), set(keys) - set(SOLVERS)
+
+
+DATA_CONTAINERS = {"ImageSource", "ClassStream", "EpisodeStream", "unit_floats"}
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[NAME[p] for p in MODULES])
+def test_data_containers_come_from_the_data_area(path):
+    "The images in memory and the batch streams live in data.streams: no module imports them from the trainer (or features)."
+    for target, names in _imports(path):
+        if target in ("training.trainer", "features"):
+            assert not DATA_CONTAINERS & set(names), (f"{NAME[path]} imports {sorted(DATA_CONTAINERS & set(names))} from {target}: "
+                                                      "import them from fewshot_nb.data.streams")
+
+
+def test_the_data_area_does_not_import_training():
+    for path in MODULES:
+        if NAME[path].startswith("data."):
+            bad = [t for t, _ in _imports(path) if t.split(".")[0] in ("training", "generation", "bench", "solvers", "features")]
+            assert not bad, f"{NAME[path]} imports {bad}: the data area comes first and imports none of them"
+
+
+def test_the_trainer_defines_no_data_container():
+    tree = ast.parse((PKG/"training"/"trainer.py").read_text())
+    defined = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    assert not defined & DATA_CONTAINERS, f"the trainer defines {defined & DATA_CONTAINERS}: they belong in data.streams"

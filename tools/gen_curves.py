@@ -11,15 +11,16 @@ so an interrupted run resumes where it stopped.
     python tools/gen_curves.py --plot runs/gen_curves   # one figure of every CSV there: runs/gen_curves/curves.png
 """
 from __future__ import annotations
-import argparse, importlib.util, io, json, time
+import argparse, importlib.util, io, json
 from pathlib import Path
 import pandas as pd, torch
 
-from fewshot_nb.core import seed_everything, save_csv
+from fewshot_nb.core import seed_everything
 from fewshot_nb.bench.generation import GenerationBench, make_generative_model, training_recipe, summarise_scores, schedule_kwargs
 from fewshot_nb.generation.base import generate_samples
 from fewshot_nb.data.augment import Distorted
-from fewshot_nb.training.trainer import Trainer, TrainData
+from fewshot_nb.data.streams import ImageSource
+from fewshot_nb.training.trainer import Trainer
 
 
 FAMILIES = {"ns": "VAE-NS", "stn": "VAE-STN", "dagan": "DA-GAN"}   # file-name prefix -> the row of the figure
@@ -56,13 +57,13 @@ def plot(folder:Path):
     print(folder / "curves.png")
 
 
-def training_subset(train:TrainData, n_classes:int, seed:int=0) -> TrainData:
+def training_subset(train:ImageSource, n_classes:int, seed:int=0) -> ImageSource:
     "The images of `n_classes` of `train`'s classes, drawn by a permutation fixed by `seed`: subsets of one seed are nested."
     if not 1 <= n_classes <= train.n_classes:
         raise ValueError(f"--train-classes must be between 1 and the bench's {train.n_classes} training characters, got {n_classes}")
     keep = torch.randperm(train.n_classes, generator=torch.Generator().manual_seed(seed))[:n_classes]
     mask = torch.isin(train.labels, keep)
-    return TrainData(train.x[mask], train.labels[mask], train.groups[mask])
+    return ImageSource(train.x[mask], train.labels[mask], train.groups[mask])
 
 
 def main(argv=None):
@@ -111,27 +112,26 @@ def main(argv=None):
     sched_kw = schedule_kwargs(m, src, sched, recipe.pop("lr_patience", 10))   # 'plateau': a window is an epoch
     ck = Path(a.out).with_suffix(".pt")
     horizon = max(stops[-1], int(round((a.horizon or 0) * per_epoch)))
-    tr = Trainer(m, src, n_steps=horizon, seed=a.seed, checkpoint=ck, device="cpu", progress=False, **recipe, **sched_kw)
-    n_params = sum(p.numel() for p in m.parameters())
-    print(f"{a.model} ({n_params / 1e6:.2f} M parameters), {per_epoch} steps per epoch, evaluating at steps {stops}", flush=True)
-    out = Path(a.out)
-    rows = pd.read_csv(out).to_dict("records") if out.exists() else []
-    done = {r["step"] for r in rows}
-    for e, stop in zip(a.at, stops):
-        if stop in done: continue
-        t0 = time.perf_counter()
-        tr.fit(until=stop)
-        t_train = time.perf_counter() - t0
-        t0 = time.perf_counter()
+    epoch_at = dict(zip(stops, a.at))
+
+    def evaluate(t:Trainer) -> dict:
+        "The trainer's evaluation hook: recognizability and diversity of the samples on the bench, with the training losses since the last point."
         scores = bench.evaluate(generate_samples(m, bench.prototypes(), bench.n_samples, seed=0))
         pt = summarise_scores(scores)
-        last = {k: v for k, v in tr.history[-1].items() if k not in ("step", "train_acc", "lr", "images_per_s")}   # means since the last row
-        row = dict(model=a.model, beta=a.beta, n_train_classes=bench.train.n_classes, epoch=e, step=stop, train_s=round(t_train, 1), eval_s=round(time.perf_counter() - t0, 1),
+        last = {k: v for k, v in t.history[-1].items() if k not in ("step", "train_acc", "lr", "images_per_s")}   # means since the last row
+        row = dict(model=a.model, beta=a.beta, n_train_classes=bench.train.n_classes, epoch=epoch_at[t.step],
                    diversity=pt["diversity"], diversity_hw=pt["diversity_hw"],
                    recognizability_frac=pt["recognizability_frac"], recognizability_hw_frac=pt["recognizability_hw_frac"], **last)
-        rows.append(row); print(row, flush=True)
-        save_csv(pd.DataFrame(rows), out)
+        print({"step": t.step, **row}, flush=True)
+        return row
 
+    # evaluated at the steps of --at; the rows live in the checkpoint and in --out, so a run resumed or extended with
+    # more points (the same --horizon) scores only the new ones
+    tr = Trainer(m, src, n_steps=horizon, seed=a.seed, checkpoint=ck, device="cpu", progress=False, **recipe, **sched_kw,
+                 evaluate=evaluate, eval_at=stops, eval_csv=a.out)
+    n_params = sum(p.numel() for p in m.parameters())
+    print(f"{a.model} ({n_params / 1e6:.2f} M parameters), {per_epoch} steps per epoch, evaluating at steps {stops}", flush=True)
+    tr.fit(until=stops[-1])
 
 if __name__ == "__main__":
     main()

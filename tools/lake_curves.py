@@ -5,23 +5,24 @@ classes, optionally random affine distortions of every training image) and score
 Lake's 20 runs and on 1,000 within-alphabet 20-way 1-shot tasks of held-out training characters (the validation
 signal a default is chosen by). One CSV row per evaluation: step, seconds, and errors in percent: on
 Lake's runs (`lake_err_pct`, with its t half-width `lake_hw_pct`; `lake_err_cl2n_pct` with CL2N features) and on the
-validation tasks (`val_err_pct`).
+validation tasks (`val_err_pct`). The scoring is the trainer's evaluation hook (`Trainer(evaluate=..., eval_every=...)`).
 
     FEWSHOT_DATA=../shared/data python tools/lake_curves.py --regime protonet --steps 2000 --augment --out runs/lake_curves/protonet_aug.csv
 """
 from __future__ import annotations
-import argparse, time
+import argparse
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 
-from fewshot_nb.core import seed_everything, save_csv, atomic_write
+from fewshot_nb.core import seed_everything, atomic_write
 from fewshot_nb.data.omniglot import load_omniglot
 from fewshot_nb.data.splits import weak_split
 from fewshot_nb.data.samplers import EpisodeSampler, TaskManifest, lake_runs
 from fewshot_nb.data.augment import Distorted
 from fewshot_nb.metrics import accuracy, mean_ci
 from fewshot_nb.training.backbones import make_backbone
-from fewshot_nb.training.trainer import TrainData, ClassStream, EpisodeStream, Trainer, Supervised, ProtoNetTraining
+from fewshot_nb.data.streams import ImageSource, ClassStream, EpisodeStream
+from fewshot_nb.training.trainer import Trainer, Supervised, ProtoNetTraining
 
 
 def main():
@@ -51,13 +52,13 @@ def main():
     omni = load_omniglot("small", size=a.image_size)
     if a.holdout:
         ws = weak_split(omni, a.holdout)
-        train = TrainData.from_omniglot(omni, ws["train"], rotations=not a.no_rotations)
-        val = TrainData.from_omniglot(omni, ws["test"])
+        train = ImageSource.from_omniglot(omni, ws["train"], rotations=not a.no_rotations)
+        val = ImageSource.from_omniglot(omni, ws["test"])
         val_tasks = TaskManifest.sample(EpisodeSampler(val.labels.numpy(), 5, 1, 5), 500, seed=1).batch
     else:
-        train, val = TrainData.from_omniglot(omni, rotations=not a.no_rotations), None
+        train, val = ImageSource.from_omniglot(omni, rotations=not a.no_rotations), None
     runs = load_omniglot("runs", size=a.image_size)
-    runs_data = TrainData(runs.images, runs.labels, runs.groups)
+    runs_data = ImageSource(runs.images, runs.labels, runs.groups)
     lake = lake_runs(runs).batch
 
     torch.manual_seed(a.seed)
@@ -68,11 +69,11 @@ def main():
         method = Supervised(net, train.n_classes, head="linear" if a.regime == "pretrain" else "cosine")
         src = ClassStream(train, a.batch_size)
     if a.augment: src = Distorted(src, degrees=a.degrees, translate=(a.shift, a.shift), scale=(0.9, 1.1), shear=0.0)
-    tr = Trainer(method, src, n_steps=a.steps, lr=a.lr, seed=a.seed, device="cpu", progress=False, channels_last=True,
-                 schedule=a.schedule, lr_step=a.steps // 3 if a.schedule == "step" else None)
-    rows, t_train = [], 0.0
-    def evaluate(step):
-        m = tr.method
+    per_step = a.batch_size if a.regime != "protonet" else a.train_way * (a.train_shot + a.train_query)
+
+    def evaluate(t:Trainer) -> dict:
+        "Errors (%) on Lake's runs (plain and CL2N features) and on the validation tasks: the trainer's evaluation hook."
+        m = t.method
         err = 100 * (1 - accuracy(m.scores(runs_data, lake), lake.query_labels, lake.query_mask))
         ci = mean_ci(err)
         # the same features centred on the mean training feature and L2-normalised (CL2N, as SimpleShot)
@@ -80,19 +81,17 @@ def main():
         f = torch.nn.functional.normalize(m.embed_all(runs_data) - base, dim=-1)
         s, q = f[lake.support], f[lake.query]
         cl2n = 100 * (1 - accuracy(q @ s.transpose(1, 2), lake.query_labels, lake.query_mask))
-        row = dict(step=step, train_s=round(t_train, 1), images=step * (a.batch_size if a.regime != "protonet" else a.train_way * (a.train_shot + a.train_query)),
-                   lake_err_pct=ci.mean, lake_hw_pct=ci.high - ci.mean, lake_err_cl2n_pct=float(cl2n.mean()))
+        row = dict(images=t.step * per_step, lake_err_pct=ci.mean, lake_hw_pct=ci.high - ci.mean, lake_err_cl2n_pct=float(cl2n.mean()))
         if val is not None:
-            v = 100 * (1 - accuracy(m.scores(val, val_tasks), val_tasks.query_labels, val_tasks.query_mask))
-            row["val_err_pct"] = float(v.mean())
-        rows.append(row); print(row, flush=True)
-        save_csv(pd.DataFrame(rows), a.out)
+            row["val_err_pct"] = float((100 * (1 - accuracy(m.scores(val, val_tasks), val_tasks.query_labels, val_tasks.query_mask))).mean())
+        print({"step": t.step, **row}, flush=True)
+        return row
+
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    for stop in range(a.eval_every, a.steps + 1, a.eval_every):
-        t0 = time.perf_counter()
-        tr.fit(until=stop)
-        t_train += time.perf_counter() - t0
-        evaluate(stop)
+    tr = Trainer(method, src, n_steps=a.steps, lr=a.lr, seed=a.seed, device="cpu", progress=False, channels_last=True,
+                 schedule=a.schedule, lr_step=a.steps // 3 if a.schedule == "step" else None,
+                 evaluate=evaluate, eval_every=a.eval_every, eval_csv=a.out)   # one CSV row per evaluation, written as it comes
+    tr.fit()
     if a.save:
         with atomic_write(a.save) as tmp: torch.save(tr.method.backbone.state_dict(), tmp)
 

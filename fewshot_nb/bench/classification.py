@@ -22,7 +22,8 @@ from ..solvers.base import SOLVERS, Solver, make_solver, evaluate
 from ..solvers import finetune as _finetune, transductive as _transductive, amortised as _amortised, ici as _ici   # their solvers join `SOLVERS`
 from ..solvers.baselines import pixel_nn_scores, mhd_scores
 from ..training.backbones import make_backbone
-from ..training.trainer import TrainData, ClassStream, EpisodeStream, Trainer, Supervised, ProtoNetTraining, MatchingNet
+from ..data.streams import ImageSource, ClassStream, EpisodeStream
+from ..training.trainer import Trainer, Supervised, ProtoNetTraining, MatchingNet
 
 # %% auto #0
 __all__ = ['Scorer', 'REGIMES', 'TRAIN_DEFAULTS', 'PAIRED_COLUMNS', 'TaskSetting', 'setting_seed', 'split_source',
@@ -112,7 +113,7 @@ def model_scorer(
     model,            # a trained `Method` (its `scores` classifies the queries of tasks over images)
     chunk:int=1000,   # tasks classified per call
 ) -> Scorer:
-    "Per-task accuracy of a trained model on a manifest over images (`TrainData`); images are embedded once per data source."
+    "Per-task accuracy of a trained model on a manifest over images (`ImageSource`); images are embedded once per data source."
     cache = {}
     def score(manifest:TaskManifest, data) -> np.ndarray:
         b = manifest.batch
@@ -206,8 +207,8 @@ def images_per_step(source) -> int:
 # %% ../../nbs/bench/61_classification.ipynb #63c6931a
 def train_regime(
     name:str,                # a key of `REGIMES`
-    train:TrainData,         # training images
-    val:TrainData|None=None, # images of the validation tasks
+    train:ImageSource,         # training images
+    val:ImageSource|None=None, # images of the validation tasks
     val_tasks:TaskManifest|None=None, # validation tasks over `val` (the best weights are kept)
     checkpoint=None,         # checkpoint file: a finished run is reused, an interrupted one resumed
     device="cpu",            # 'cpu', 'cuda' or 'auto'
@@ -258,7 +259,7 @@ def percent_summary(
 class ClassificationBench:
     "Identical task manifests for every method (settings x seeds), the tidy results of each method on them, and their comparisons."
     def __init__(self,
-                 sources:dict,                 # name -> data the tasks index: `FeatureSource` for solvers, `TrainData` / `OmniglotImages` for models
+                 sources:dict,                 # name -> data the tasks index: `FeatureSource` for solvers, `ImageSource` / `OmniglotImages` for models
                  settings:list[TaskSetting],   # the cells of the grid
                  n_tasks:int=1000,             # tasks per setting and seed
                  seeds=(0,),                   # repeats: each draws its own manifests

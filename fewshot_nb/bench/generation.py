@@ -15,7 +15,8 @@ _log = get_logger("fewshot_nb.bench.generation")   # models trained or loaded
 from ..data.omniglot import load_omniglot
 from ..data.splits import weak_split
 from ..generation.critics import Critic, critics_from_folder, critic_features
-from ..training.trainer import TrainData, Trainer
+from ..data.streams import ImageSource
+from ..training.trainer import Trainer
 from ..metrics import mean_ci
 from ..generation.metrics import diversity, recognizability, human_point, images_by_class
 from ..generation.base import GenerativeModel, generate_samples
@@ -44,7 +45,7 @@ class GenerationBench:
         data = load_omniglot(sets, size=image_size, root=data_root)
         split = weak_split(data, n_test)
         self.image_size, self.minmax = int(image_size), bool(minmax)
-        self.train = TrainData.from_omniglot(data, split["train"], rotations)
+        self.train = ImageSource.from_omniglot(data, split["train"], rotations)
         test = data.subset(split["test"])
         self.classes = list(test.class_names)
         self.images = images_by_class(test)                  # (n_classes, N, S, S) uint8, ink = 255
@@ -114,7 +115,7 @@ def schedule_kwargs(
 
 def train_generative_model(
     model:GenerativeModel,    # the model, freshly built (weights are trained in place)
-    train:TrainData,          # training images at the model's image size (e.g. `bench.train`)
+    train:ImageSource,          # training images at the model's image size (e.g. `bench.train`)
     steps:int,                # optimiser steps
     batch_size:int=32,        # pairs or sets per batch
     lr:float=1e-3,            # Adam learning rate
@@ -223,7 +224,7 @@ def run_generative_model(
                 final_loss=float(tr["history"]["loss"].iloc[-1]),
                 summary=f"{tag}: {how}; diversity {scores.diversity.mean():.2f}, recognizability {100 * scores.recognizability_frac.mean():.1f} %")
 
-def _train_job(image_size:int, train:TrainData, threads:int, job:dict) -> tuple[str, float]:
+def _train_job(image_size:int, train:ImageSource, threads:int, job:dict) -> tuple[str, float]:
     "Worker of `train_generative_models`: train one configuration into its checkpoint; its tag and seconds."
     torch.set_num_threads(threads)
     p = _plan(image_size, train, **job)

@@ -10,7 +10,8 @@ import copy, math
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
 from ..core import derive_seed
-from ..training.trainer import Method, TrainData, ClassStream, EpisodeStream, Trainer
+from ..data.streams import ImageSource, ClassStream, EpisodeStream
+from ..training.trainer import Method, Trainer
 from ..training.backbones import BACKBONES
 from .logo import MOVING_TYPES
 from .problems import N_IMAGES, BongardImages
@@ -219,7 +220,7 @@ class SNAIL(EpisodeClassifier):
 
 # %% ../../nbs/bongard/82_baselines.ipynb #13536b3d
 def _floats(images, idx:Tensor) -> Tensor:
-    if isinstance(images, TrainData): return images.floats(idx)
+    if isinstance(images, ImageSource): return images.floats(idx)
     x = torch.as_tensor(images)[idx]
     return x.float() / 255 if x.dtype == torch.uint8 else x
 
@@ -315,7 +316,7 @@ def program_tokens(
 class ProgramStream:
     "Mini-batches of images with their program tokens, a fresh permutation each epoch."
     kind = "program"
-    def __init__(self, data:TrainData, tokens:Tensor, batch_size:int=64):
+    def __init__(self, data:ImageSource, tokens:Tensor, batch_size:int=64):
         if len(tokens) != len(data): raise ValueError(f"{len(tokens)} programs for {len(data)} images")
         self.classes, self.tokens = ClassStream(data, batch_size), tokens
         self.steps_per_epoch = self.classes.steps_per_epoch

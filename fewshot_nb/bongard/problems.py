@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 from PIL import Image
 from ..core import as_rng, derive_seed, atomic_write, array_digest, page_fontsize
 from ..data.samplers import EpisodeBatch, TaskManifest, data_fingerprint
-from ..training.trainer import TrainData
+from ..data.streams import ImageSource
 from .logo import (Action, MOVING_TYPES, SCALE_RANGES, ShapeBatch, walk, sample_poses, render, program_strings,
                                      parse_program, load_shapes, attribute_names, with_mtypes, show_images)
 
@@ -431,9 +431,9 @@ class BongardImages:
         else: idx = np.flatnonzero(names) if np.asarray(names).dtype == bool else list(names)
         return BongardImages(self.images[idx], [self.names[i] for i in idx])
 
-    def train_data(self) -> TrainData:
+    def train_data(self) -> ImageSource:
         "Training images: one class per problem side, one group per problem."
-        return TrainData(self.flat(), self.labels, self.groups)
+        return ImageSource(self.flat(), self.labels, self.groups)
 
     def tasks(self,
               query:int|None=N_IMAGES - 1, # image of each side to classify; None: a random one per problem

@@ -13,7 +13,8 @@ from torch import Tensor
 from ..core import derive_seed, page_fontsize
 from .critics import Critic, critic_features, load_critic
 from .metrics import OwnPrototypeRate, own_prototype_rate
-from ..training.trainer import TrainData, ClassStream, Trainer
+from ..data.streams import ImageSource, ClassStream
+from ..training.trainer import Trainer
 
 # %% auto #0
 __all__ = ['PairBatches', 'SetBatches', 'bernoulli_nll', 'gaussian_kl', 'beta_elbo_loss', 'GenerativeModel',
@@ -24,7 +25,7 @@ class PairBatches(ClassStream):
     "Pairs of images of one class: targets `x` and, for each, another image `cond` of its class; reproducible from `(seed, step)`."
     kind = "pair"
     def __init__(self,
-                 data:TrainData,            # training images; every class needs 2 images or more
+                 data:ImageSource,            # training images; every class needs 2 images or more
                  batch_size:int=32,         # pairs per batch
                  binarize:float|None=None,  # threshold in [0, 1) applied to the float images, or None
                 ):
@@ -64,7 +65,7 @@ class SetBatches:
     "Sets of `set_size` distinct images of one class, `batch_size` sets a step; reproducible from `(seed, step)`."
     kind = "set"
     def __init__(self,
-                 data:TrainData,            # training images
+                 data:ImageSource,            # training images
                  set_size:int=5,            # images per set (the context size)
                  batch_size:int=32,         # sets per batch
                  binarize:float|None=None,  # threshold in [0, 1) applied to the float images, or None
@@ -144,7 +145,7 @@ class GenerativeModel(nn.Module):
         self.image_size, self.channels = int(image_size), int(channels)
 
     def batches(self,
-                data:TrainData,       # training images at `image_size`
+                data:ImageSource,       # training images at `image_size`
                 batch_size:int=32,    # pairs or sets per batch
                 binarize:float|None=0.5, # threshold for the images (Omniglot is binary)
                 **kwargs,             # e.g. `set_size` for 'set' batches
@@ -208,7 +209,7 @@ class GenerativeModel(nn.Module):
 # %% ../../nbs/generation/52_base.ipynb #bbf8b977
 def check_generative_model(
     model:GenerativeModel, # the model to check (trained a few steps in place)
-    data:TrainData,        # a few training classes at the model's image size
+    data:ImageSource,        # a few training classes at the model's image size
     batch_size:int=4,      # pairs or sets per batch
     n_samples:int=3,       # draws per prototype in the checks
     steps:int|None=None,   # Trainer steps (default: the model's cycle + 1)
@@ -258,7 +259,7 @@ def check_generative_model(
 
 # %% ../../nbs/generation/52_base.ipynb #046025f4
 def first_drawings(
-    data:TrainData,           # images with their class labels
+    data:ImageSource,           # images with their class labels
     binarize:float|None=0.5,  # threshold in [0, 1] (Omniglot is binary), or None for the float images
 ) -> Tensor:                  # (n_classes, C, H, W) the first image of each class, classes in the data's order
     "One drawing of each class, the first in the data's order: prototypes for `follows_prototype`."

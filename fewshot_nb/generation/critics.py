@@ -15,7 +15,8 @@ from ..core import atomic_write, as_rng, to_tensor, progress as _progress, get_l
 _log = get_logger("fewshot_nb.generation.critics")   # pretrained critics loaded
 from ..data.omniglot import fetch
 from ..training.backbones import ConvBlock, count_params
-from ..training.trainer import TrainData, EpisodeStream, ProtoNetTraining, Trainer
+from ..data.streams import ImageSource, EpisodeStream
+from ..training.trainer import ProtoNetTraining, Trainer
 from ..training.simclr import SimCLR, ViewBatches
 from ..training.maml import MAML
 
@@ -196,7 +197,7 @@ def train_critic(
         raise ValueError(f"the critic takes 50 px images, got data at {getattr(data, 'size', None)} px; "
                          "load them with load_omniglot(size=50, resample='bilinear')")
     if steps < 1: raise ValueError(f"steps must be >= 1, got {steps}")
-    td = TrainData.from_omniglot(data, classes)
+    td = ImageSource.from_omniglot(data, classes)
     torch.manual_seed(seed)
     if kind == "protonet":
         if td.n_classes < n_way: raise ValueError(f"{td.n_classes} training classes cannot fill {n_way}-way episodes; lower n_way")
@@ -289,7 +290,7 @@ def train_maml_critic(
         raise ValueError(f"the critic takes 50 px images, got data at {getattr(data, 'size', None)} px; "
                          "load them with load_omniglot(size=50, resample='bilinear')")
     if steps < 1: raise ValueError(f"steps must be >= 1, got {steps}")
-    td = TrainData.from_omniglot(data, classes)
+    td = ImageSource.from_omniglot(data, classes)
     if td.n_classes < n_way: raise ValueError(f"{td.n_classes} training classes cannot fill {n_way}-way episodes; lower n_way")
     torch.manual_seed(seed)
     method = maml_critic(order, n_way, inner_steps, eval_inner_steps, inner_lr)

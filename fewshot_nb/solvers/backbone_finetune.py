@@ -13,7 +13,7 @@ import numpy as np
 import torch, torch.nn as nn, torch.nn.functional as F
 from torch.func import functional_call, vmap
 from ..tasks import distance_logits, prototypes
-from ..features import unit_floats
+from ..data.streams import unit_floats
 from ..metrics import accuracy
 from ..data.samplers import EpisodeBatch, TaskManifest
 from . import losses
@@ -81,9 +81,9 @@ def norm_mode(net:nn.Module, mode:str):
 
 # %% ../../nbs/solvers/37_backbone_finetune.ipynb #799459b9
 def image_tensor(images) -> torch.Tensor: # (n, C, H, W) float in [0, 1]
-    "Images as a float tensor: `OmniglotImages`, `TrainData`, or a (n, H, W) / (n, C, H, W) array or tensor (uint8 0..255 or float in [0, 1])."
+    "Images as a float tensor: `OmniglotImages`, `ImageSource`, or a (n, H, W) / (n, C, H, W) array or tensor (uint8 0..255 or float in [0, 1])."
     if hasattr(images, "meta") and hasattr(images, "images"): x = torch.from_numpy(np.asarray(images.images))   # OmniglotImages
-    elif hasattr(images, "floats") and hasattr(images, "x"): x = images.x                                       # TrainData
+    elif hasattr(images, "floats") and hasattr(images, "x"): x = images.x                                       # ImageSource
     else: x = images if torch.is_tensor(images) else torch.as_tensor(np.asarray(images))
     if x.ndim == 3: x = x.unsqueeze(1)
     if x.ndim != 4: raise ValueError(f"images must be (n, H, W) or (n, C, H, W), got shape {tuple(x.shape)}")

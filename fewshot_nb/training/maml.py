@@ -14,7 +14,8 @@ from fastcore.basics import patch
 from ..data.samplers import EpisodeBatch
 from ..metrics import accuracy
 from ..solvers.backbone_finetune import image_tensor, check_aligned, equal_size_groups
-from .trainer import Method, TrainData
+from ..data.streams import ImageSource
+from .trainer import Method
 
 # %% auto #0
 __all__ = ['QUERY_NORMS', 'BatchStatNorm', 'use_batch_stats_', 'stats_from_first', 'MAML', 'maml_scorer']
@@ -203,7 +204,7 @@ def loss(self:MAML, batch:dict) -> tuple[torch.Tensor, dict]:
 # %% ../../nbs/training/42_maml.ipynb #55b382a9
 @patch
 def scores(self:MAML,
-           images,              # (n_items, C, H, W) tensor or `TrainData` the tasks index
+           images,              # (n_items, C, H, W) tensor or `ImageSource` the tasks index
            tasks:EpisodeBatch,  # tasks over those items, all with the same support and query sizes
            feats=None,          # not supported: MAML adapts the backbone itself to each task
            query_norm:str|None=None, # 'batch' or 'support' for these scores (default: the model's `query_norm`)
@@ -214,7 +215,7 @@ def scores(self:MAML,
     if tasks.ragged: raise ValueError("MAML needs tasks with equal support and query sizes (BatchNorm would see the padding): "
                                       "score ragged tasks in groups of equal sizes")
     if query_norm is not None and query_norm not in QUERY_NORMS: raise ValueError(f"query_norm must be one of {QUERY_NORMS}, got {query_norm!r}")
-    get = images.floats if isinstance(images, TrainData) else (lambda i: images[i].float())
+    get = images.floats if isinstance(images, ImageSource) else (lambda i: images[i].float())
     dev = self.head.weight.device
     params = {k: v.detach() for k, v in self.named_parameters()}
     run = vmap(self.task_logits, in_dims=(0, 0, 0, None, None))
@@ -233,7 +234,7 @@ def scores(self:MAML,
 # %% ../../nbs/training/42_maml.ipynb #9cceda4a
 def maml_scorer(
     model:MAML,                # a trained MAML (its `n_way` is the tasks')
-    images,                    # the images of the items the manifests index, in their order: tensor, `OmniglotImages` or `TrainData`
+    images,                    # the images of the items the manifests index, in their order: tensor, `OmniglotImages` or `ImageSource`
     query_norm:str|None=None,  # 'batch' (transductive BN) or 'support' (support-set statistics); default: the model's
 ) -> callable:                 # (manifest, data) -> (n_tasks,) per-task accuracy, for `ClassificationBench.evaluate`
     "Per-task accuracy of a trained MAML on a manifest over data (e.g. features) aligned item for item with `images`; ragged tasks in groups of equal sizes."

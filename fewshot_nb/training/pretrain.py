@@ -17,7 +17,8 @@ from ..data.samplers import EpisodeSampler, TaskManifest, data_fingerprint
 from ..data.sources import FeatureSource
 from ..features import extract_features, split_classes, read_feature_cache, write_feature_cache, FeatureCacheError, SPLITS, CACHE_VERSION
 from .backbones import make_backbone
-from .trainer import TrainData, ClassStream, Trainer, Supervised, Method
+from ..data.streams import ImageSource, ClassStream
+from .trainer import Trainer, Supervised, Method
 
 # %% auto #0
 __all__ = ['TRAINABLE', 'Pretrained', 'pretrained_features']
@@ -97,14 +98,14 @@ def pretrained_features(
     val = sorted(np.random.default_rng(0).choice(classes["train"], n_val, replace=False).tolist()) if n_val else []
     base = sorted(set(classes["train"]) - set(val))
     if len(base) < 2: raise ValueError(f"only {len(base)} training classes are left after holding out n_val={n_val}: lower n_val")
-    train = TrainData.from_omniglot(data, base, rotations=rotations).to(dev)
+    train = ImageSource.from_omniglot(data, base, rotations=rotations).to(dev)
     t_load = time.perf_counter()
 
     seed_everything(seed)
     method = Supervised(make_backbone(backbone, **kw), train.n_classes, head="linear")
     val_kw = {}
     if n_val:
-        val_data = TrainData.from_omniglot(data, val).to(dev)
+        val_data = ImageSource.from_omniglot(data, val).to(dev)
         val_tasks = TaskManifest.sample(EpisodeSampler(val_data.labels.cpu().numpy(), 5, 1, 5), 100, seed=0)
         val_kw = dict(val_images=val_data, val_tasks=val_tasks, val_every=max(1, steps // 4))
     trainer = Trainer(method, ClassStream(train, min(batch_size, len(train))), n_steps=steps, lr=lr, seed=seed, device=dev,

@@ -12,7 +12,8 @@ from torch import Tensor
 from ..core import derive_seed
 from ..data.sources import check_one_group
 from ..data.samplers import class_groups
-from .trainer import Method, TrainData
+from ..data.streams import ImageSource
+from .trainer import Method
 
 # %% auto #0
 __all__ = ['koch_distortion', 'PairStream', 'Siamese', 'KochNet', 'verification_accuracy', 'siamese_regime']
@@ -31,7 +32,7 @@ class PairStream:
     "Balanced verification pairs, half of one character and half of two, reproducible from `(seed, step)`."
     kind = "pair"
     def __init__(self,
-                 data:TrainData,                # training images; every class needs 2 images or more
+                 data:ImageSource,                # training images; every class needs 2 images or more
                  n_pairs:int=64,                # pairs per batch, even: n_pairs / 2 same and n_pairs / 2 different
                  structure:str="unstructured",  # the two characters of a different pair: from anywhere, or 'within_group' (one alphabet)
                  binarize:float|None=None,      # threshold in [0, 1] applied to the float images, or None
@@ -229,7 +230,7 @@ def verification_accuracy(
 # %% ../../nbs/training/45_siamese.ipynb #f4c720f3
 def siamese_regime(
     net:nn.Module,   # the backbone, built by the bench's `train_regime`
-    data:TrainData,  # training images
+    data:ImageSource,  # training images
     cfg:dict,        # training options of `train_regime`: `batch_size` (images per step) is used
 ) -> tuple:          # (Siamese, PairStream): the method and its batch source
     "The siamese training regime: batch_size images per step, as batch_size / 2 balanced verification pairs."

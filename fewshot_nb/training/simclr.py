@@ -10,7 +10,8 @@ import functools
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
 from ..core import derive_seed
-from .trainer import Method, TrainData, ClassStream
+from ..data.streams import ImageSource, ClassStream
+from .trainer import Method
 from ..data.augment import simclr_augment
 
 # %% auto #0
@@ -59,7 +60,7 @@ class ViewBatches(ClassStream):
     "Two augmented views of each image of a batch, a fresh permutation each epoch, reproducible from `(seed, step)`."
     kind = "views"
     def __init__(self,
-                 data:TrainData,            # training images (labels are not used)
+                 data:ImageSource,            # training images (labels are not used)
                  batch_size:int=128,        # images per batch (2 * batch_size views)
                  augment=simclr_augment,    # `augment(x, generator=g)`: (n, C, H, W) float -> same shape
                  binarize:float|None=None,  # threshold in [0, 1] applied to the views, or None

@@ -9,126 +9,17 @@ from __future__ import annotations
 import math, time, warnings
 from pathlib import Path
 import numpy as np, pandas as pd, torch, torch.nn as nn, torch.nn.functional as F
-from ..core import get_device, atomic_write, as_rng, derive_seed, progress as _progress, progress_enabled, get_logger
+from ..core import get_device, atomic_write, save_csv, as_rng, derive_seed, progress as _progress, progress_enabled, get_logger
 from ..data.samplers import EpisodeSampler, EpisodeBatch, TaskManifest
 from ..metrics import accuracy, mean_ci
 from ..tasks import prototypes, proto_logits
-from ..features import embed_images, unit_floats
+from ..features import embed_images
+from ..data.streams import ImageSource, ClassStream, EpisodeStream, unit_floats
 import json
-from ..data.augment import rotation_classes
 _log = get_logger(__name__)   # checkpoints resumed
 
 # %% auto #0
-__all__ = ['TrainData', 'ClassStream', 'EpisodeStream', 'Method', 'CosineHead', 'Supervised', 'ProtoNetTraining', 'MatchingNet',
-           'check_method', 'CheckpointError', 'Trainer']
-
-# %% ../../nbs/training/41_trainer.ipynb #c4219439
-class TrainData:
-    "Images with labels and groups, as tensors ready for training."
-    def __init__(self,
-                 images,                # (n, H, W) or (n, C, H, W) uint8 (0..255) or float in [0, 1]
-                 labels,                # (n,) integer class ids
-                 groups=None,           # (n,) integer group (alphabet) ids, optional
-                 rotations:bool=False,  # add the 90/180/270-degree rotations as new classes
-                ):
-        x = torch.as_tensor(np.asarray(images) if not isinstance(images, torch.Tensor) else images)
-        if x.ndim == 3: x = x.unsqueeze(1)
-        if x.ndim != 4: raise ValueError(f"images must be (n, H, W) or (n, C, H, W), got shape {tuple(x.shape)}")
-        if x.dtype != torch.uint8 and not x.is_floating_point(): raise ValueError(f"images must be uint8 or float, got {x.dtype}")
-        y = torch.as_tensor(np.asarray(labels), dtype=torch.long)
-        if y.shape != (len(x),): raise ValueError(f"labels must have shape ({len(x)},), got {tuple(y.shape)}")
-        if len(y) == 0 or (y < 0).any(): raise ValueError("labels must be non-negative integers, one per image")
-        y = torch.unique(y, return_inverse=True)[1]          # classes 0..n_classes-1 in sorted order of the ids
-        g = torch.zeros_like(y) if groups is None else torch.unique(torch.as_tensor(np.asarray(groups), dtype=torch.long), return_inverse=True)[1]
-        if g.shape != y.shape: raise ValueError(f"groups must have shape ({len(x)},), got {tuple(g.shape)}")
-        if rotations:
-            n_c, n_g = int(y.max()) + 1, int(g.max()) + 1
-            x, y = rotation_classes(x, y, n_c)
-            g = torch.cat([g + k * n_g for k in range(4)])
-        self.x, self.labels, self.groups, self.rotations = x, y, g, rotations
-        self.n_classes = int(y.max()) + 1
-
-    @classmethod
-    def from_omniglot(cls, data, classes=None, rotations:bool=False) -> "TrainData":
-        "The images of `classes` (class names; default all) of an `OmniglotImages`."
-        if classes is not None: data = data.subset(classes)
-        return cls(data.images, data.labels, data.groups, rotations)
-
-    def floats(self, idx) -> torch.Tensor:
-        "Images `idx` as float in [0, 1]."
-        return unit_floats(self.x[idx])
-
-    def to(self, device) -> "TrainData":
-        "Move the images and labels to `device`."
-        self.x, self.labels, self.groups = self.x.to(device), self.labels.to(device), self.groups.to(device)
-        return self
-
-    def __len__(self): return len(self.x)
-    def __repr__(self):
-        return (f"TrainData({len(self):,} images {tuple(self.x.shape[1:])}, {self.n_classes} classes, "
-                f"{int(self.groups.max()) + 1} groups{', with rotations' if self.rotations else ''})")
-
-# %% ../../nbs/training/41_trainer.ipynb #537d05bd
-class ClassStream:
-    "Mini-batches of labelled images, a fresh permutation each epoch, reproducible from `(seed, step)`."
-    kind = "class"
-    def __init__(self,
-                 data:TrainData,      # training images
-                 batch_size:int=128,  # images per batch
-                 binarize:float|None=None, # threshold in [0, 1] applied to the float images, or None
-                ):
-        if not 1 <= batch_size <= len(data): raise ValueError(f"batch_size must be in [1, {len(data)}] (the number of images), got {batch_size}")
-        self.data, self.batch_size, self.binarize = data, int(batch_size), binarize
-        self.steps_per_epoch = len(data) // self.batch_size
-
-    def indices(self, step:int, seed:int) -> torch.Tensor:
-        "Indices (batch_size,) of the images of batch `step`: slice `step` of its epoch's permutation."
-        epoch, i = divmod(int(step), self.steps_per_epoch)
-        perm = torch.from_numpy(np.random.default_rng(derive_seed(seed, epoch)).permutation(len(self.data)))
-        return perm[i * self.batch_size:(i + 1) * self.batch_size].to(self.data.x.device)
-
-    def batch(self, step:int, seed:int) -> dict:
-        "Batch number `step`: `x` (batch_size, C, H, W) float, `y` (batch_size,) long."
-        idx = self.indices(step, seed)
-        x = self.data.floats(idx)
-        if self.binarize is not None: x = (x > self.binarize).float()
-        return dict(x=x, y=self.data.labels[idx])
-
-    def config(self) -> dict:
-        "Batch size, and the data the batches come from."
-        return dict(kind=self.kind, batch_size=self.batch_size, n_images=len(self.data), n_classes=self.data.n_classes,
-                    rotations=self.data.rotations, binarize=self.binarize)
-
-class EpisodeStream:
-    "`n_tasks` episodes per step from an `EpisodeSampler` over the training data, reproducible from `(seed, step)`."
-    kind = "episode"
-    def __init__(self,
-                 data:TrainData,     # training images
-                 n_way:int=5,        # classes per episode
-                 n_shot:int=1,       # support images per class
-                 n_query:int=5,      # query images per class
-                 n_tasks:int=1,      # episodes per step
-                 structure:str="unstructured", # or 'within_group' (episodes within one alphabet)
-                 binarize:float|None=None,
-                ):
-        self.data, self.n_tasks, self.binarize = data, int(n_tasks), binarize
-        if self.n_tasks < 1: raise ValueError(f"n_tasks must be >= 1, got {n_tasks}")
-        self.sampler = EpisodeSampler(data.labels.cpu().numpy(), n_way, n_shot, n_query, structure=structure,
-                                      groups=data.groups.cpu().numpy(), skip_small=structure == "within_group")
-
-    def batch(self, step:int, seed:int) -> dict:
-        "Episodes of step `step`: `support` (n_tasks, n_support, C, H, W), `support_labels`, `query`, `query_labels`, `n_way`."
-        b = self.sampler.sample_batch(self.n_tasks, seed=derive_seed(seed, step))
-        s, q = self.data.floats(b.support.to(self.data.x.device)), self.data.floats(b.query.to(self.data.x.device))
-        if self.binarize is not None: s, q = (s > self.binarize).float(), (q > self.binarize).float()
-        dev = self.data.x.device
-        return dict(support=s, support_labels=b.support_labels.to(dev), query=q, query_labels=b.query_labels.to(dev),
-                    n_way=b.n_way)
-
-    def config(self) -> dict:
-        "Tasks per step, the sampler's config, and the data the episodes come from."
-        return dict(kind=self.kind, n_tasks=self.n_tasks, binarize=self.binarize, sampler=self.sampler.config(),
-                    n_images=len(self.data), n_classes=self.data.n_classes, rotations=self.data.rotations)
+__all__ = ['Method', 'CosineHead', 'Supervised', 'ProtoNetTraining', 'MatchingNet', 'check_method', 'CheckpointError', 'Trainer']
 
 # %% ../../nbs/training/41_trainer.ipynb #dae02060
 class Method(nn.Module):
@@ -154,7 +45,7 @@ class Method(nn.Module):
 
     @torch.no_grad()
     def embed_all(self,
-                  images,                # (n, C, H, W) tensor, or a `TrainData`
+                  images,                # (n, C, H, W) tensor, or an `ImageSource`
                   idx=None,              # indices to embed (default all)
                   batch_size:int=512,    # images per forward pass
                  ) -> torch.Tensor:      # (len(idx), d) features, on the images' device
@@ -165,7 +56,7 @@ class Method(nn.Module):
 
     @torch.no_grad()
     def scores(self,
-               images,              # (n_items, C, H, W) tensor or `TrainData` the tasks index
+               images,              # (n_items, C, H, W) tensor or `ImageSource` the tasks index
                tasks:EpisodeBatch,  # tasks over those items
                feats:torch.Tensor|None=None, # (n_items, d) features of all `images` from `embed_all`, if already computed
                chunk:int=1000,      # tasks classified at once (bounds memory)
@@ -311,7 +202,7 @@ class MatchingNet(Method):
 def check_method(
     method:Method,        # the regime to check
     source,               # its batch source (`ClassStream`, `EpisodeStream`, ...)
-    images,               # (n, C, H, W) tensor or `TrainData` for `scores`
+    images,               # (n, C, H, W) tensor or `ImageSource` for `scores`
     tasks:EpisodeBatch,   # a few tasks over `images`
     steps:int=15,         # optimiser steps on one batch
     lr:float=1e-3,
@@ -367,7 +258,7 @@ class Trainer:
                  lr_gamma:float=0.5,       # decay factor of 'step' and 'plateau'
                  lr_patience:int=10,       # 'plateau': windows without a lower mean training loss before the rate decays
                  seed:int=0,               # seed of batches and torch's random state
-                 val_images=None,          # images the validation tasks index (tensor or `TrainData`)
+                 val_images=None,          # images the validation tasks index (tensor or `ImageSource`)
                  val_tasks:TaskManifest|EpisodeBatch|None=None, # fixed validation tasks
                  val_every:int=100,        # steps between validations
                  checkpoint:str|Path|None=None, # checkpoint file; resumed from if it exists
@@ -376,6 +267,10 @@ class Trainer:
                  progress:bool|None=None,  # show a progress bar (default: `core.set_progress` / FEWSHOT_PROGRESS)
                  grad_clip:float|None=None,# clip the gradient norm
                  channels_last:bool=False, # channels-last memory format for the model (about 30% faster for Conv4 on CPU)
+                 evaluate=None,            # callable `evaluate(trainer) -> dict` of metrics, run during training (see `eval_every`)
+                 eval_every:int|None=None, # steps between evaluations (with `evaluate`)
+                 eval_at=None,             # or the steps at which to evaluate (a list of ints)
+                 eval_csv:str|Path|None=None, # file the evaluations are written to (atomically) after each one
                 ):
         if n_steps < 1: raise ValueError(f"n_steps must be >= 1, got {n_steps}")
         if optimizer not in ("adam", "sgd", "rmsprop"): raise ValueError(f"optimizer must be 'adam', 'sgd' or 'rmsprop', got {optimizer!r}")
@@ -391,6 +286,16 @@ class Trainer:
             if not lr_step: raise ValueError("schedule='plateau' needs lr_step (steps per loss window): this source has no steps_per_epoch")
             if lr_patience < 0: raise ValueError(f"lr_patience must be >= 0, got {lr_patience}")
         if (val_tasks is None) != (val_images is None): raise ValueError("give both val_images and val_tasks, or neither")
+        if evaluate is not None and not callable(evaluate): raise TypeError(f"evaluate must be a callable (trainer -> dict of metrics), got {evaluate!r}")
+        if (evaluate is None) != (eval_every is None and eval_at is None):
+            raise ValueError("give evaluate together with eval_every or eval_at (the steps at which to call it), or none of them")
+        if eval_every is not None and eval_at is not None: raise ValueError("give eval_every or eval_at, not both")
+        if eval_every is not None and (not isinstance(eval_every, (int, np.integer)) or eval_every < 1):
+            raise ValueError(f"eval_every must be a positive integer, got {eval_every!r}")
+        if eval_at is not None:
+            eval_at = sorted({int(s) for s in eval_at})
+            if not eval_at or eval_at[0] < 1 or eval_at[-1] > n_steps:
+                raise ValueError(f"eval_at must list steps in [1, n_steps={n_steps}], got {eval_at}")
         if getattr(source, "kind", None) != method.batch_kind:
             raise ValueError(f"{type(method).__name__} trains on '{method.batch_kind}' batches, but the source gives "
                              f"'{getattr(source, 'kind', None)}' batches")
@@ -402,6 +307,8 @@ class Trainer:
         self.val_every, self.progress, self.grad_clip = int(val_every), progress_enabled(progress), grad_clip
         self.checkpoint = Path(checkpoint) if checkpoint is not None else None
         self.checkpoint_every = checkpoint_every
+        self.evaluate, self.eval_every, self.eval_at = evaluate, eval_every, (None if eval_at is None else set(eval_at))
+        self.eval_csv = None if eval_csv is None else Path(eval_csv)
         params = [p for p in method.parameters() if p.requires_grad]
         self.opt = {"adam": lambda: torch.optim.Adam(params, lr=lr, weight_decay=weight_decay, **({} if betas is None else dict(betas=betas))),
                     "sgd": lambda: torch.optim.SGD(params, lr=lr, momentum=0.9, nesterov=True, weight_decay=weight_decay),
@@ -417,6 +324,7 @@ class Trainer:
                            val_tasks=None if self.val_tasks is None else int(self.val_tasks.n_tasks))
         self.config = json.loads(json.dumps(self.config, default=str))   # plain JSON types, as a checkpoint stores them
         self.step, self.history, self.best = 0, [], None   # best: (accuracy, step, state_dict)
+        self.evals, self.train_s = [], 0.0   # the evaluations' rows; seconds spent in training steps (both resumed from checkpoints)
         if self.checkpoint is not None and self.checkpoint.exists(): self.load(self.checkpoint)
 
     # -- checkpoints
@@ -425,6 +333,7 @@ class Trainer:
         return dict(format="fewshot_nb.training.trainer/1", config=self.config, step=self.step, history=self.history,
                     model=self.method.state_dict(), optimizer=self.opt.state_dict(),
                     scheduler=None if self.sched is None else self.sched.state_dict(), window=self.window,
+                    evals=self.evals, train_s=self.train_s,
                     best=None if self.best is None else dict(acc=self.best[0], step=self.best[1], model=self.best[2]))
 
     def save(self,
@@ -451,6 +360,10 @@ class Trainer:
         if self.sched is not None: self.sched.load_state_dict(ck["scheduler"])
         if self.window is not None: self.window = list(ck["window"])
         self.step, self.history = int(ck["step"]), list(ck["history"])
+        self.train_s = float(ck.get("train_s", 0.0))
+        if "evals" in ck: self.evals = list(ck["evals"])
+        elif self.eval_csv is not None and self.eval_csv.exists():   # a checkpoint older than the evaluation hook: its curve is in the CSV
+            self.evals = [r for r in pd.read_csv(self.eval_csv).to_dict("records") if r["step"] <= self.step]
         self.best = None if ck["best"] is None else (ck["best"]["acc"], ck["best"]["step"], ck["best"]["model"])
         _log.info(f"resumed {type(self.method).__name__} from checkpoint {path} at step {self.step} of {self.n_steps}")
         return self
@@ -500,8 +413,9 @@ class Trainer:
                 if k != "acc" and isinstance(v, (int, float)) and math.isfinite(v):
                     e = extra.setdefault(k, [0.0, 0]); e[0] += v; e[1] += 1
             at_val = self.val_tasks is not None and (self.step % self.val_every == 0 or self.step == self.n_steps)
+            at_eval = self._eval_due()
             at_ck = self.checkpoint is not None and (self.step == until or (self.checkpoint_every and self.step % self.checkpoint_every == 0))
-            if at_val or self.step == until:
+            if at_val or at_eval or self.step == until:
                 row = dict(step=self.step, loss=run_loss / n_run, train_acc=run_acc / n_run,
                            lr=self.opt.param_groups[0]["lr"], images_per_s=n_img / (time.perf_counter() - t0))
                 row.update({k: t / n for k, (t, n) in extra.items() if k not in row and k not in ("val_acc", "val_ci")})
@@ -511,9 +425,36 @@ class Trainer:
                         self.best = (row["val_acc"], self.step, {k: v.detach().clone() for k, v in self.method.state_dict().items()})
                     self.method.train()
                 self.history.append(row); bar.set_postfix(loss=f"{row['loss']:.3f}", val=f"{row.get('val_acc', float('nan')):.3f}", refresh=False)   # shown at the next refresh: one line per interval in a log
+                self.train_s += time.perf_counter() - t0
+                if at_eval: self._run_evaluation(); self.method.train()
                 t0, n_img, run_loss, run_acc, n_run, extra = time.perf_counter(), 0, 0.0, 0.0, 0, {}
                 if self.checkpoint is not None and (at_val and not self.checkpoint_every): at_ck = True
             if at_ck: self.save()
         bar.close()
         self.method.eval()
         return pd.DataFrame(self.history)
+
+    # -- evaluation during training
+    def _eval_due(self) -> bool:
+        "Whether the evaluation hook runs at the current step (and has not run there yet)."
+        if self.evaluate is None or (self.evals and self.evals[-1]["step"] >= self.step): return False
+        return self.step in self.eval_at if self.eval_at is not None else self.step % self.eval_every == 0
+
+    def _run_evaluation(self) -> dict:
+        "Call the evaluation hook in eval mode, without gradients; record, log and write its row."
+        self.method.eval()
+        t0 = time.perf_counter()
+        with torch.no_grad(): metrics = self.evaluate(self)
+        if not isinstance(metrics, dict):
+            raise TypeError(f"the evaluate hook must return a dict of metrics, got {type(metrics).__name__}")
+        if clash := sorted(set(metrics) & {"step", "train_s", "eval_s"}):
+            raise ValueError(f"the evaluate hook returned {clash}, which the trainer fills in itself: rename them")
+        row = dict(step=self.step, train_s=round(self.train_s, 3), eval_s=round(time.perf_counter() - t0, 3), **metrics)
+        self.evals.append(row)
+        _log.info(f"step {self.step}: " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in metrics.items()))
+        if self.eval_csv is not None: save_csv(pd.DataFrame(self.evals), self.eval_csv)
+        return row
+
+    def eval_history(self) -> pd.DataFrame: # one row per evaluation: step, train_s, eval_s and the hook's metrics
+        "The evaluations made during training (and resumed from the checkpoint)."
+        return pd.DataFrame(self.evals)
