@@ -17,7 +17,7 @@ _log = get_logger("fewshot_nb.data.omniglot")   # downloads, decoding, the cache
 # %% auto #0
 __all__ = ['RESOURCES', 'SETS', 'SMALL_SETS', 'RUN_ALPHABETS', 'RESAMPLE', 'ALPHABETS', 'RUN_CHARACTERS', 'RUN_DRAWERS',
            'data_root', 'cache_dir', 'Resource', 'ChecksumError', 'download', 'fetch', 'OmniglotImages',
-           'load_omniglot', 'show_images']
+           'load_omniglot', 'show_images', 'require_data']
 
 # %% ../../nbs/data/10_omniglot.ipynb #45601158
 def _user_cache() -> Path:
@@ -95,7 +95,7 @@ def _verify(path:Path, md5:str):
 def fetch(
     name:str,                  # a key of `RESOURCES`, e.g. 'images_background_small1.zip'
     root:str|Path|None=None,   # data root (default: `data_root()`)
-    download_missing:bool=True, # download the file if it is not under the root
+    download_missing:bool=True, # download the file if it is not under the root (never with FEWSHOT_OFFLINE=1)
 ) -> Path:
     "Path of the known file `name` under the data root, verified against its MD5, downloaded if missing."
     if name not in RESOURCES: raise KeyError(f"unknown file {name!r}; known files: {', '.join(sorted(RESOURCES))}")
@@ -104,7 +104,8 @@ def fetch(
     if path.exists(): _verify(path, res.md5); return path
     hint = (f"{name} is not in {path.parent}. Download it from {res.url} (MD5 {res.md5}) into that folder, "
             f"or set FEWSHOT_DATA to a data root that holds {res.subdir}/{name}")
-    if not download_missing: raise FileNotFoundError(hint + " (downloading was disabled).")
+    if os.environ.get("FEWSHOT_OFFLINE", "0") not in ("", "0"): download_missing = False   # a node without internet: never try
+    if not download_missing: raise FileNotFoundError(hint + " (downloading was disabled" + (", FEWSHOT_OFFLINE is set" if os.environ.get("FEWSHOT_OFFLINE", "0") not in ("", "0") else "") + ").")
     try: download(res.url, path, res.md5)
     except (urllib.error.URLError, OSError, TimeoutError) as e:
         raise FileNotFoundError(f"{hint}. Downloading it failed: {e}") from e
@@ -278,6 +279,31 @@ def show_images(
             ax.imshow(images[i], cmap="gray_r", vmin=0, vmax=images.max() or 1)
             if titles is not None: ax.set_title(titles[i], fontsize=fs)
     plt.tight_layout(); return fig
+
+# %% ../../nbs/data/10_omniglot.ipynb #cb3b13c9
+def require_data(
+    *names:str,                 # files (keys of `RESOURCES`) or Omniglot set names (keys of `SETS`, or 'small')
+    root:str|Path|None=None,    # data root (default: `data_root()`)
+    download_missing:bool=True, # try to download a missing file before giving up on it
+) -> list[Path]:                # the verified files, in the order asked
+    "Verify (and fetch where possible) every file a run needs; one FileNotFoundError naming the missing files and the command that fetches them."
+    files = []
+    for n in names:
+        if n in RESOURCES: files.append(n)
+        elif n == "small" or n in SETS: files += [SETS[s][0] for s in (SMALL_SETS if n == "small" else (n,))]
+        else: raise ValueError(f"unknown data {n!r}: name a file ({', '.join(RESOURCES)}) or an Omniglot set ({', '.join(SETS)}, small)")
+    files = list(dict.fromkeys(files))
+    found, missing = [], []
+    for f in files:
+        try: found.append(fetch(f, root, download_missing=download_missing))
+        except FileNotFoundError as e: missing.append(f); why = str(e)
+    if missing:
+        folder = data_root(root)
+        raise FileNotFoundError(
+            f"this run needs {len(missing)} data file{'s' * (len(missing) > 1)} that {'are' if len(missing) > 1 else 'is'} not under {folder} "
+            f"and could not be downloaded{' (FEWSHOT_OFFLINE is set)' if 'FEWSHOT_OFFLINE is set' in why else ''}: {', '.join(missing)}. On a machine with internet, run\n\n    fewshot-nb data fetch {' '.join(missing)}\n\n"
+            f"then copy the data folder (`fewshot-nb data where`) here and set FEWSHOT_DATA to it (or pass data_root=).")
+    return found
 
 # %% ../../nbs/data/10_omniglot.ipynb #22b1b8d5
 ALPHABETS = {  # alphabet -> (Lake's set, number of characters)
