@@ -428,7 +428,7 @@ class Trainer:
                 self.train_s += time.perf_counter() - t0
                 if at_eval: self._run_evaluation(); self.method.train()
                 t0, n_img, run_loss, run_acc, n_run, extra = time.perf_counter(), 0, 0.0, 0.0, 0, {}
-                if self.checkpoint is not None and (at_val and not self.checkpoint_every): at_ck = True
+                if self.checkpoint is not None and ((at_val or at_eval) and not self.checkpoint_every): at_ck = True
             if at_ck: self.save()
         bar.close()
         self.method.eval()
