@@ -30,7 +30,12 @@ initialisation, the raw features and the prediction rule (distance vs cosine), n
 adapts only the classifier: the fixture's "backbone" is the identity, while the public code also fine-tunes
 the backbone.
 
-The fixture is found in $FEWSHOT_FIXTURES, else in ../shared/fixtures next to the project. Without it the tests
+`rt_resnet18_mini/` (its README next to it) holds a checkpoint in the format of the authors' released ones
+(`model_best.pth.tar`: `state_dict` under `module.` keys, float16, 64-class `fc`) and the features and logits that
+their ResNet-18 computes from it on eight fixed images; `test_released_resnet18_features` loads it with
+`load_released_checkpoint` and matches both element-wise (atol 1e-4; measured difference: 0).
+
+The fixtures are found in $FEWSHOT_FIXTURES, else in ../shared/fixtures next to the project. Without them the tests
 skip, except when $CI is set: then they fail, so that CI cannot pass by skipping them.
 """
 import functools, json, os
@@ -44,7 +49,9 @@ from fewshot_nb.solvers.finetune import Baseline, BaselinePP, EntropyMin, TIM, A
 from fewshot_nb.solvers.transductive import PTMAP, LaplacianShot, BDCSPN
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURE = Path(os.environ.get("FEWSHOT_FIXTURES") or ROOT.parent/"shared"/"fixtures")/"rt_reference.npz"
+FIXTURES = Path(os.environ.get("FEWSHOT_FIXTURES") or ROOT.parent/"shared"/"fixtures")
+FIXTURE = FIXTURES/"rt_reference.npz"
+RT18 = FIXTURES/"rt_resnet18_mini"   # a checkpoint in the authors' format and their code's features
 SHOTS = (1, 5)
 BASE_MEAN = "base_mean"   # placeholder in METHODS: the fixture's `<S>_train_mean`, the "base class" mean of CL2N
 
@@ -81,14 +88,18 @@ ILL_CONDITIONED = {("alpha_tim", 1): {11: 3e-2}}
 def _load(path):
     with np.load(path) as z: return {k: z[k] for k in z.files}
 
-def _ref() -> dict:
-    "The fixture's arrays; if the file is missing, fail the calling test when $CI is set, else skip it."
-    if not FIXTURE.is_file():
-        msg = (f"reference fixture {FIXTURE} not found: set FEWSHOT_FIXTURES to the folder holding rt_reference.npz "
-               "(default: ../shared/fixtures next to the project)")
+def _need(path:Path) -> Path:
+    "`path`; if it is missing, fail the calling test when $CI is set, else skip it."
+    if not path.exists():
+        msg = (f"reference fixture {path} not found: set FEWSHOT_FIXTURES to the folder holding rt_reference.npz and "
+               "rt_resnet18_mini/ (default: ../shared/fixtures next to the project)")
         if os.environ.get("CI"): pytest.fail(msg, pytrace=False)
         pytest.skip(msg)
-    return _load(FIXTURE)
+    return path
+
+def _ref() -> dict:
+    "The fixture's arrays (the calling test skips or fails without the file, see `_need`)."
+    return _load(_need(FIXTURE))
 
 
 def _build(key, shot, ref):
@@ -196,3 +207,22 @@ def test_alpha_tim_task_11_is_ill_conditioned():
         W = solver.fit(t)[0]
         moved[task] = float((W[1:] - W[:1]).abs().max())
     assert moved[11] > 1e-3 and moved[0] < 1e-5, moved
+
+
+def test_released_resnet18_features():
+    """The authors' ResNet-18 checkpoint format loads into our ResNet18 + fc, and gives their code's features and logits
+    (`model(x, feature=True)`, eval mode) on the fixture's images, element-wise, from the bytes through `imagenet_normalize`."""
+    from fewshot_nb.training.backbones import ResNet18, imagenet_normalize, load_released_checkpoint
+    ck = _need(RT18/"model_best.pth.tar")
+    with np.load(RT18/"reference_features.npz") as z: ref = {k: z[k] for k in z.files}
+    x = imagenet_normalize(ref["images_uint8"])
+    assert torch.allclose(x, torch.from_numpy(ref["inputs"]), rtol=0, atol=1e-6)
+    net, fc = load_released_checkpoint(ck)
+    assert type(net) is ResNet18 and not net.training and not fc.training and tuple(fc.weight.shape) == (64, 512)
+    with torch.no_grad(): feats = net(x); logits = fc(feats)
+    F_ref, L_ref = torch.from_numpy(ref["features"]), torch.from_numpy(ref["logits"])
+    assert feats.shape == F_ref.shape == (8, 512) and logits.shape == L_ref.shape == (8, 64)
+    gap_f, gap_l = float((feats - F_ref).abs().max()), float((logits - L_ref).abs().max())
+    assert gap_f < 1e-4 and gap_l < 1e-4, f"max |features - ref| = {gap_f:.2e}, max |logits - ref| = {gap_l:.2e} (atol 1e-4)"
+    # the tolerance is far below what tells the images apart, so a wrong order (or a missing layer) cannot pass
+    assert float((F_ref - F_ref.roll(1, 0)).abs().max()) > 100 * 1e-4

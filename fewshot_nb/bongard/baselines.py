@@ -59,7 +59,7 @@ class ResNet15(nn.Module):
         if min(x.shape[-2:]) < self.min_side: raise ValueError(f"images of {x.shape[-1]} px are too small for {len(self.blocks)} blocks (>= {self.min_side} px)")
         return self.fc(self.blocks(x).mean((2, 3)))
 
-BACKBONES["resnet15"] = ResNet15
+BACKBONES.register("resnet15", ResNet15)   # make_backbone("resnet15"), like the backbones of fewshot_nb.training.backbones
 
 # %% ../../nbs/bongard/82_baselines.ipynb #b5e00c91
 def by_class(

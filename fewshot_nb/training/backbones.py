@@ -6,13 +6,18 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/training/backbones.html.md"""
 
 # %% ../../nbs/training/40_backbones.ipynb #69e98239
 from __future__ import annotations
-import torch, torch.nn as nn, torch.nn.functional as F
+import re
+from pathlib import Path
+import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
+from ..core import Registry
 
 
 # %% auto #0
-__all__ = ['BACKBONES', 'count_params', 'ConvBlock', 'Conv4', 'ResNet12Block', 'ResNet12', 'BasicBlock', 'ResNet18', 'WideBasic',
-           'WRN28_10', 'make_backbone']
+__all__ = ['BACKBONES', 'WRN_VARIANTS', 'IMAGENET_MEAN', 'IMAGENET_STD', 'RELEASED_ARCHS', 'count_params', 'ConvBlock', 'Conv4',
+           'ResNet12Block', 'ResNet12', 'BasicBlock', 'ResNet18', 'WideBasic', 'WRN28_10', 'make_backbone',
+           'list_backbones', 'imagenet_normalize', 'CheckpointMismatchError', 'released_key_map',
+           'from_released_state_dict', 'load_released_checkpoint']
 
 # %% ../../nbs/training/40_backbones.ipynb #c43ff61b
 def count_params(
@@ -20,6 +25,10 @@ def count_params(
 ) -> int:            # number of trainable parameters
     "Number of trainable parameters of `model`."
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+# %% ../../nbs/training/40_backbones.ipynb #e30feab5
+BACKBONES = Registry("backbone", hint="register your own with @BACKBONES.register('name') on an nn.Module class "
+                                      "that has an `out_dim` attribute")
 
 # %% ../../nbs/training/40_backbones.ipynb #d37ec2a5
 class ConvBlock(nn.Sequential):
@@ -33,6 +42,7 @@ class ConvBlock(nn.Sequential):
         super().__init__(*layers, *([nn.MaxPool2d(2)] if pool else []))
 
 # %% ../../nbs/training/40_backbones.ipynb #337cbd28
+@BACKBONES.register("conv4")
 class Conv4(nn.Module):
     "The Conv4 backbone: `depth` ConvBlocks of `width` channels, then flatten or global average pooling."
     def __init__(self,
@@ -94,6 +104,7 @@ class ResNet12Block(nn.Module):
         out = self.pool(self.act(out + self.shortcut(x)))
         return F.dropout(out, self.drop_rate, self.training) if self.drop_rate > 0 else out
 
+@BACKBONES.register("resnet12")
 class ResNet12(nn.Module):
     "ResNet-12 (MetaOptNet / RFS): four ResNet12Blocks and global average pooling."
     def __init__(self,
@@ -136,6 +147,7 @@ class BasicBlock(nn.Module):
         out = F.relu(self.bn1(self.conv1(x)))
         return F.relu(self.bn2(self.conv2(out)) + self.shortcut(x))
 
+@BACKBONES.register("resnet18")
 class ResNet18(nn.Module):
     "ResNet-18 as in SimpleShot / TIM: 3x3 stride-1 stem without max-pool, no classifier."
     def __init__(self,
@@ -158,44 +170,56 @@ class ResNet18(nn.Module):
         return self.layers(self.stem(x)).mean((2, 3))
 
 # %% ../../nbs/training/40_backbones.ipynb #38bb2116
+WRN_VARIANTS = ('s2m2', 'tim')   # S2M2 / PT-MAP's wide ResNet, and TIM's (the released `wideres` checkpoints)
+
 class WideBasic(nn.Module):
     "Pre-activation wide-ResNet block: BN-ReLU-conv3x3-BN-ReLU-dropout-conv3x3 plus the (projected) input."
     def __init__(self,
                  in_channels:int,      # input channels
                  out_channels:int,     # output channels
-                 stride:int=1,         # stride of the first convolution
+                 stride:int=1,         # stride of the block (first convolution for 's2m2', second for 'tim')
                  drop_rate:float=0.0,  # dropout between the two convolutions
+                 variant:str='s2m2',   # 's2m2' (no biases, shortcut on the pre-activated input) or 'tim' (see above)
                 ):
         super().__init__()
+        if variant not in WRN_VARIANTS: raise ValueError(f"variant must be one of {WRN_VARIANTS}, got {variant!r}")
+        tim = variant == 'tim'
         self.bn1 = nn.BatchNorm2d(in_channels)
-        self.conv1 = nn.Conv2d(in_channels, out_channels, 3, stride=stride, padding=1, bias=False)
+        self.conv1 = nn.Conv2d(in_channels, out_channels, 3, stride=1 if tim else stride, padding=1, bias=tim)
         self.bn2 = nn.BatchNorm2d(out_channels)
-        self.conv2 = nn.Conv2d(out_channels, out_channels, 3, padding=1, bias=False)
+        self.conv2 = nn.Conv2d(out_channels, out_channels, 3, stride=stride if tim else 1, padding=1, bias=tim)
         self.shortcut = (None if stride == 1 and in_channels == out_channels else
-                         nn.Conv2d(in_channels, out_channels, 1, stride=stride, bias=False))
-        self.drop_rate = drop_rate
+                         nn.Conv2d(in_channels, out_channels, 1, stride=stride, bias=tim))
+        self.drop_rate, self.variant = drop_rate, variant
 
     def forward(self, x:Tensor) -> Tensor:
         "Two pre-activation BN-ReLU-conv layers with dropout between, plus the shortcut."
         a = F.relu(self.bn1(x))
+        if self.variant == 'tim':
+            out = F.dropout(self.conv1(a), self.drop_rate, self.training) if self.drop_rate > 0 else self.conv1(a)
+            return self.conv2(F.relu(self.bn2(out))) + (x if self.shortcut is None else self.shortcut(x))
         out = F.relu(self.bn2(self.conv1(a)))
         if self.drop_rate > 0: out = F.dropout(out, self.drop_rate, self.training)
         return self.conv2(out) + (x if self.shortcut is None else self.shortcut(a))
 
+@BACKBONES.register("wrn28_10")
 class WRN28_10(nn.Module):
-    "Wide ResNet 28-10 (Zagoruyko & Komodakis) as used by S2M2 and PT-MAP, without classifier."
+    "Wide ResNet 28-10 (Zagoruyko & Komodakis) as used by S2M2 and PT-MAP (or TIM, `variant='tim'`), without classifier."
     def __init__(self,
                  in_channels:int=3,    # image channels
                  drop_rate:float=0.0,  # dropout inside every block
+                 variant:str='s2m2',   # 's2m2' (S2M2 / PT-MAP) or 'tim' (TIM's `wideres`: biases, strides and shortcuts as above)
                 ):
         super().__init__()
-        self.stem = nn.Conv2d(in_channels, 16, 3, padding=1, bias=False)
+        if variant not in WRN_VARIANTS: raise ValueError(f"variant must be one of {WRN_VARIANTS}, got {variant!r}")
+        self.variant = variant
+        self.stem = nn.Conv2d(in_channels, 16, 3, padding=1, bias=variant == 'tim')
         blocks, c = [], 16
         for width, stride in ((160, 1), (320, 2), (640, 2)):
             for i in range(4):
-                blocks.append(WideBasic(c, width, stride if i == 0 else 1, drop_rate)); c = width
+                blocks.append(WideBasic(c, width, stride if i == 0 else 1, drop_rate, variant)); c = width
         self.layers = nn.Sequential(*blocks)
-        self.bn = nn.BatchNorm2d(640)
+        self.bn = nn.BatchNorm2d(640, momentum=0.9 if variant == 'tim' else 0.1)
         self.out_dim = 640
         _init_convs(self)
 
@@ -206,12 +230,164 @@ class WRN28_10(nn.Module):
         return F.relu(self.bn(self.layers(self.stem(x)))).mean((2, 3))
 
 # %% ../../nbs/training/40_backbones.ipynb #36c3392d
-BACKBONES = {'conv4': Conv4, 'resnet12': ResNet12, 'resnet18': ResNet18, 'wrn28_10': WRN28_10}
-
 def make_backbone(
-    name:str,  # a key of `BACKBONES`: 'conv4', 'resnet12', 'resnet18' or 'wrn28_10'
+    name:str,  # a name of `list_backbones()`: 'conv4', 'resnet12', 'resnet18', 'wrn28_10' (or one registered since)
     **kwargs,  # passed to the backbone's constructor
 ) -> nn.Module:
     "Build the backbone `name` (with `out_dim` features)."
-    if name not in BACKBONES: raise ValueError(f"unknown backbone {name!r}; choose from {', '.join(BACKBONES)}")
-    return BACKBONES[name](**kwargs)
+    return BACKBONES.make(name, **kwargs)
+
+def list_backbones() -> list[str]: # the registered names, sorted
+    "Names of the backbones `make_backbone` builds."
+    return BACKBONES.names()
+
+# %% ../../nbs/training/40_backbones.ipynb #b8e4fd85
+IMAGENET_MEAN = (0.485, 0.456, 0.406)  # ImageNet's per-channel RGB mean, images in [0, 1]
+IMAGENET_STD = (0.229, 0.224, 0.225)   # ImageNet's per-channel RGB standard deviation
+
+def imagenet_normalize(
+    images:Tensor|np.ndarray, # (n, 3, H, W) or (3, H, W) RGB images, channels first: uint8 bytes, or floats already in [0, 1] (tensor or array)
+) -> Tensor: # float32, the same shape: (images / 255 - mean) / std per channel
+    "Decoded RGB images scaled to [0, 1] and standardised with ImageNet's channel mean and std, as the authors' transform does."
+    x = torch.as_tensor(images)
+    if x.ndim not in (3, 4) or x.shape[-3] != 3:
+        hint = "; they look channels-last: permute them to (n, 3, H, W)" if x.ndim in (3, 4) and x.shape[-1] == 3 else ""
+        raise ValueError(f"expected RGB images of shape (n, 3, H, W) or (3, H, W), got {tuple(x.shape)}{hint}")
+    if x.dtype == torch.uint8: x = x.to(torch.float32).div(255)
+    elif x.is_floating_point():
+        if x.numel() and not (0 <= float(x.min()) and float(x.max()) <= 1):
+            raise ValueError(f"float images must lie in [0, 1] (bytes / 255), got values in [{float(x.min()):.3g}, "
+                             f"{float(x.max()):.3g}]: pass the uint8 bytes, or divide by 255 first")
+        x = x.to(torch.float32)
+    else: raise ValueError(f"images must be uint8 bytes or floats in [0, 1], got dtype {x.dtype}")
+    mean, std = (torch.tensor(v, dtype=torch.float32).view(3, 1, 1) for v in (IMAGENET_MEAN, IMAGENET_STD))
+    return (x - mean) / std
+
+
+# %% ../../nbs/training/40_backbones.ipynb #e8469373
+class CheckpointMismatchError(ValueError):
+    "A checkpoint whose keys or shapes do not fit the architecture it is loaded into."
+
+# the authors' `arch` -> our backbone, its kwargs, the name of their classifier layer, and the renaming of our
+# state_dict keys into theirs: (regex on the start of our key, their replacement), the first that matches applies
+RELEASED_ARCHS = {
+    'resnet18': dict(backbone='resnet18', kwargs={}, fc='fc', rules=[
+        (r'stem\.0\.', 'conv1.'), (r'stem\.1\.', 'bn1.'),
+        (r'layers\.(\d)\.(\d)\.shortcut\.', lambda m: f"layer{int(m[1]) + 1}.{m[2]}.downsample."),
+        (r'layers\.(\d)\.(\d)\.', lambda m: f"layer{int(m[1]) + 1}.{m[2]}.")]),
+    'wideres': dict(backbone='wrn28_10', kwargs=dict(variant='tim'), fc='linear', rules=[
+        (r'stem\.', 'conv1.'), (r'bn\.', 'bn1.'),
+        (r'layers\.(\d+)\.shortcut\.', lambda m: f"layer{int(m[1]) // 4 + 1}.{int(m[1]) % 4}.shortcut.0."),
+        (r'layers\.(\d+)\.', lambda m: f"layer{int(m[1]) // 4 + 1}.{int(m[1]) % 4}.")]),
+}
+
+def _check_arch(arch:str) -> dict:
+    "The entry of `RELEASED_ARCHS` for `arch`; ValueError naming the known ones."
+    if arch not in RELEASED_ARCHS:
+        raise ValueError(f"unknown released architecture {arch!r}: the authors' checkpoints have arch "
+                         f"{' or '.join(map(repr, RELEASED_ARCHS))}")
+    return RELEASED_ARCHS[arch]
+
+def released_key_map(
+    arch:str, # the authors' architecture name: 'resnet18' or 'wideres'
+) -> dict[str, tuple[str, tuple]]: # {their key (no 'module.'): (our key, shape)}; ours are 'backbone.<key>' or 'fc.weight'/'fc.bias'
+    "Where each entry of the authors' `arch` checkpoint goes in our backbone and classifier, with the shape it must have (`-1`: the number of classes)."
+    a = _check_arch(arch)
+    with torch.device('meta'): net = make_backbone(a['backbone'], **a['kwargs'])   # no memory, no initialisation cost
+    out = {}
+    for ours, v in net.state_dict().items():
+        for pat, rep in a['rules']:
+            if m := re.match(pat, ours):
+                out[(rep(m) if callable(rep) else rep) + ours[m.end():]] = (f"backbone.{ours}", tuple(v.shape)); break
+        else: raise KeyError(f"no rule of {arch!r} renames our key {ours!r}")   # a backbone changed without its rules
+    out[f"{a['fc']}.weight"], out[f"{a['fc']}.bias"] = ("fc.weight", (-1, net.out_dim)), ("fc.bias", (-1,))
+    return out
+
+
+# %% ../../nbs/training/40_backbones.ipynb #47b7fa27
+def _strip_prefix(sd:dict) -> dict:
+    "The state_dict without the `module.` that `torch.nn.DataParallel` puts in front of every key (if all have it)."
+    keys = list(sd)
+    return {k[len('module.'):]: v for k, v in sd.items()} if keys and all(k.startswith('module.') for k in keys) else dict(sd)
+
+def _first(keys, n=5) -> str:
+    "The first `n` of `keys`, quoted, and how many more there are."
+    keys = list(keys)
+    return ", ".join(map(repr, keys[:n])) + (f" (and {len(keys) - n} more)" if len(keys) > n else "")
+
+def _mismatch(sd:dict, arch:str) -> tuple[list, list]:
+    "Keys of `arch` that `sd` lacks (running-batch counters are optional) and keys of `sd` that `arch` has not, in order."
+    kmap = released_key_map(arch)
+    missing = [k for k in kmap if k not in sd and not k.endswith('num_batches_tracked')]
+    return missing, [k for k in sd if k not in kmap]
+
+def from_released_state_dict(
+    state_dict:dict, # the `state_dict` of an authors' checkpoint ('module.' prefixes allowed), tensors of any float dtype
+    arch:str,        # the authors' architecture: 'resnet18' (our `ResNet18`) or 'wideres' (our `WRN28_10(variant='tim')`)
+) -> tuple[nn.Module, nn.Linear]: # the backbone and the classifier `fc` (out_dim -> n_classes), float32, in eval mode
+    "Our backbone and linear classifier holding the weights of the authors' `state_dict`; `CheckpointMismatchError` naming the keys that do not fit."
+    a = _check_arch(arch)
+    if not isinstance(state_dict, dict): raise TypeError(f"state_dict must be a dict of tensors, got {type(state_dict).__name__}")
+    sd = _strip_prefix(state_dict)
+    kmap = released_key_map(arch)
+    missing, unexpected = _mismatch(sd, arch)
+    if missing or unexpected:
+        msg = (f"the state_dict does not fit the authors' {arch!r} ({len(missing)} missing and {len(unexpected)} unexpected keys, "
+               f"'module.' prefixes removed). First missing: {_first(missing) or 'none'}. First unexpected: {_first(unexpected) or 'none'}.")
+        fits = [o for o in RELEASED_ARCHS if o != arch and not any(_mismatch(sd, o))]
+        hint = (f" It fits {fits[0]!r}: pass arch={fits[0]!r}." if fits else
+                " Is it one of the authors' checkpoints (https://github.com/mboudiaf/TIM), and the architecture the right one?")
+        raise CheckpointMismatchError(msg + hint)
+    bad = [k for k, v in sd.items() if not isinstance(v, Tensor)]
+    if bad: raise CheckpointMismatchError(f"entries of the state_dict that are not tensors: {_first(bad)}")
+    n_classes = sd[f"{a['fc']}.weight"].shape[0]
+    wrong = [f"{k} {tuple(sd[k].shape)} (expected {tuple(n_classes if s == -1 else s for s in shape)})"
+             for k, (_, shape) in kmap.items() if k in sd and tuple(sd[k].shape) != tuple(n_classes if s == -1 else s for s in shape)]
+    if wrong: raise CheckpointMismatchError(f"the state_dict's shapes do not fit the authors' {arch!r}: {_first(wrong, 3)}")
+    net = make_backbone(a['backbone'], **a['kwargs'])
+    fc = nn.Linear(net.out_dim, n_classes)
+    model = nn.ModuleDict(dict(backbone=net, fc=fc))
+    full = model.state_dict()
+    for k, v in sd.items():
+        ours = kmap[k][0]
+        full[ours] = v.detach().to(full[ours].dtype)   # float16 -> float32; batch counters stay integers
+    model.load_state_dict(full)                        # strict: every key checked above
+    return net.eval(), fc.eval()
+
+
+# %% ../../nbs/training/40_backbones.ipynb #79ac8d6e
+def load_released_checkpoint(
+    path:str|Path,     # a `model_best.pth.tar` (or `checkpoint.pth.tar`) of the authors, or the folder holding `model_best.pth.tar`
+    arch:str|None=None,# 'resnet18' or 'wideres'; default: the checkpoint's own `arch` entry (they must agree when both are given)
+    trust:bool=False,  # unpickle any Python object in the file (only for files from a source you trust); default: tensors and plain data only
+) -> tuple[nn.Module, nn.Linear]: # the backbone (features `backbone(x)`) and the classifier `fc` (logits `fc(features)`), in eval mode
+    "Load a checkpoint released with TIM / alpha-TIM into our backbone and a linear classifier."
+    path = Path(path)
+    if path.is_dir():
+        if not (path/"model_best.pth.tar").is_file():
+            raise FileNotFoundError(f"{path} is a folder without model_best.pth.tar (it holds {_first(sorted(p.name for p in path.iterdir())) or 'nothing'}): "
+                                    "pass the checkpoint file itself")
+        path = path/"model_best.pth.tar"
+    if not path.is_file(): raise FileNotFoundError(f"no checkpoint at {path}")
+    if path.stat().st_size == 0: raise ValueError(f"{path} is empty: download it again")
+    if arch is not None: _check_arch(arch)
+    try: ck = torch.load(path, map_location="cpu", weights_only=not trust)
+    except Exception as e:
+        text = str(e)
+        if not trust and (g := re.search(r"Unsupported global: GLOBAL (\S+)", text)):   # weights_only met a Python object
+            raise ValueError(f"{path} holds Python objects other than tensors and plain data (first: {g[1]}): "
+                             "if you trust its source, load it with trust=True") from e
+        w = re.search(r"WeightsUnpickler error:\s*(.+)", text)                         # weights_only met bytes it cannot parse
+        why = w[1] if w else re.split(r"(?<=\.)\s", (text.splitlines() or [""])[0])[0]   # else the error's first sentence
+        raise ValueError(f"cannot read {path} as a torch checkpoint ({type(e).__name__}: {why[:200]}): the file is corrupt "
+                         "or truncated; download it again") from e
+    if isinstance(ck, dict) and isinstance(ck.get('state_dict'), dict): sd, found = ck['state_dict'], ck.get('arch')
+    elif isinstance(ck, dict) and ck and all(isinstance(v, Tensor) for v in ck.values()): sd, found = ck, None   # a bare state_dict
+    else:
+        what = f"a dict with keys {_first(ck)}" if isinstance(ck, dict) else type(ck).__name__
+        raise ValueError(f"{path} holds {what}, not the authors' format (a dict with a 'state_dict' entry) nor a state_dict")
+    if arch is None and found is None: raise ValueError(f"{path} does not say its architecture: pass arch='resnet18' or arch='wideres'")
+    if arch is not None and found is not None and arch != found:
+        raise ValueError(f"{path} says arch {found!r}, but arch={arch!r} was asked for: leave arch out or pass {found!r}")
+    return from_released_state_dict(sd, arch or found)
+
