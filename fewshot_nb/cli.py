@@ -1,4 +1,4 @@
-"""`fewshot-nb`: the experiment notebooks and the data files, for a pip install and for offline GPU nodes
+"""`fewshot-nb`: evaluate solvers on your own features, and get the experiment notebooks and the data files, for a pip install and for offline GPU nodes
 
 Docs: https://fewshot-nb.github.io/fewshot_nb/cli.html.md"""
 
@@ -9,12 +9,14 @@ from __future__ import annotations
 import argparse, json, os, shutil, sys
 from pathlib import Path
 import pandas as pd
+from . import __version__
 from .core import atomic_write, file_md5
 from .data.omniglot import RESOURCES, data_root, cache_dir, fetch, ChecksumError
 from .bench.experiment import experiments_dir
 
 # %% auto #0
-__all__ = ['list_experiments', 'copy_experiments', 'data_status', 'fetch_data', 'main']
+__all__ = ['list_experiments', 'copy_experiments', 'data_status', 'fetch_data', 'json_arg', 'run_evaluate', 'build_parser',
+           'main']
 
 # %% ../nbs/90_cli.ipynb #d94546ee
 def _title(nb:Path) -> str:
@@ -87,6 +89,33 @@ def fetch_data(
         rows.append(dict(name=n, path=str(path), status=status))
     return pd.DataFrame(rows)
 
+# %% ../nbs/90_cli.ipynb #69745efc
+def json_arg(
+    text:str|None,   # JSON text, or the path of a .json file holding it (None: not given)
+    flag:str,        # the option, for messages
+):                   # the parsed value (None when not given)
+    "The value of an option that takes JSON: the text itself, or the contents of the .json file it names."
+    if text is None: return None
+    p = Path(text).expanduser()
+    if text.strip().endswith(".json"):
+        if not p.is_file(): raise FileNotFoundError(f"{flag}: no JSON file at {p}")
+        text = p.read_text(encoding="utf-8")
+    try: return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{flag} is not valid JSON ({e}); write it as, e.g., '{{\"tim\": {{\"steps\": 50}}}}'") from None
+
+def run_evaluate(a:argparse.Namespace) -> int:   # the exit status
+    "`fewshot-nb evaluate`: read and check the features, evaluate the methods, write the files, print the table."
+    from fewshot_nb.bench.evaluate import load_feature_sets, evaluate_features, results_table
+    kwargs, tune = json_arg(a.method_kwargs, "--method-kwargs"), json_arg(a.tune, "--tune")
+    sets = load_feature_sets(a.features, base=a.base, val=a.val, labels=a.labels, base_labels=a.base_labels, val_labels=a.val_labels)
+    res = evaluate_features(sets, a.methods, shots=a.shots, n_way=a.ways, n_query=a.queries, dirichlet=a.dirichlet, n_tasks=a.tasks,
+                            seed=a.seed, method_kwargs=kwargs, out=a.out, device=a.device, tune=tune, n_val_tasks=a.val_tasks,
+                            force=a.force, show_progress=sys.stderr.isatty() or None)
+    print(results_table(res))
+    print(f"\nwrote results.csv, tasks.csv, {'tuning.csv, ' if tune else ''}the task manifests (manifest_*.npz) and run.json to {a.out}")
+    return 0
+
 # %% ../nbs/90_cli.ipynb #fa9c44d5
 def _where() -> str:
     "Where the data root and the cache folder are, and which setting chose them."
@@ -94,25 +123,68 @@ def _where() -> str:
     return (f"data root: {data_root()} ({src('FEWSHOT_DATA')})\n"
             f"cache:     {cache_dir()} ({src('FEWSHOT_CACHE')})")
 
-def main(argv:list[str]|None=None) -> int:   # the exit status
-    "The `fewshot-nb` command: `experiments list|copy`, `data where|fetch|verify`."
-    ap = argparse.ArgumentParser(prog="fewshot-nb", description="fewshot_nb's experiment notebooks and data files.")
-    sub = ap.add_subparsers(dest="group", required=True)
-    ex = sub.add_parser("experiments", help="the experiment notebooks").add_subparsers(dest="cmd", required=True)
-    ex.add_parser("list", help="list the experiment notebooks")
-    cp = ex.add_parser("copy", help="copy the experiment notebooks (and their stored results) into a folder")
+def _command(sub, name:str, help:str, example:str, **kw) -> argparse.ArgumentParser:
+    "A sub-command whose --help ends with an example."
+    return sub.add_parser(name, help=help.replace("%", "%%"), description=help[0].upper() + help[1:] + ".", epilog="example:\n  " + example,
+                          formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
+
+def build_parser() -> argparse.ArgumentParser:
+    "The parser of the `fewshot-nb` command, its groups and their commands."
+    ap = argparse.ArgumentParser(prog="fewshot-nb", formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 description="Evaluate few-shot solvers on your own features; fewshot_nb's experiment notebooks and data files.",
+                                 epilog="examples:\n  fewshot-nb evaluate feats.npz --base base.npz --methods simpleshot,tim --out runs/mine\n"
+                                        "  fewshot-nb experiments copy experiments\n  fewshot-nb data verify")
+    ap.add_argument("--version", action="version", version=f"fewshot-nb {__version__}")
+    sub = ap.add_subparsers(dest="group", metavar="{evaluate,experiments,data}")
+    ev = _command(sub, "evaluate", "accuracy of solvers on N-way K-shot tasks of your own features, with 95% intervals",
+                  "fewshot-nb evaluate feats.npz --base base.npz --methods simpleshot,tim --shots 1,5 --ways 5 --queries 15 \\\n"
+                  "      --tasks 1000 --seed 0 --method-kwargs '{\"tim\": {\"steps\": 50}}' --out runs/mine")
+    ev.add_argument("features", help="test features: .npy (with a labels file), .npz, .pt, .parquet or .csv")
+    ev.add_argument("--labels", metavar="FILE", help="labels of FEATURES when its file has none (.npy; default: <stem>_labels.npy/.txt/.csv beside it)")
+    ev.add_argument("--base", metavar="FILE", help="base-class features (their mean centres CL2N methods, Versa and SIB train on them), or a file of their (d,) mean")
+    ev.add_argument("--base-labels", metavar="FILE", help="labels of --base when its file has none")
+    ev.add_argument("--val", metavar="FILE", help="validation-class features: validation accuracy, and tuning of --tune grids")
+    ev.add_argument("--val-labels", metavar="FILE", help="labels of --val when its file has none")
+    ev.add_argument("--methods", required=True, help="comma-separated solvers, e.g. protonet,simpleshot,tim,pt-map (an unknown name lists them all)")
+    ev.add_argument("--shots", default="1,5", help="comma-separated shots (default: 1,5)")
+    ev.add_argument("--ways", type=int, default=5, help="classes per task (default: 5)")
+    ev.add_argument("--queries", type=int, default=15, help="queries per class, on average with --dirichlet (default: 15)")
+    ev.add_argument("--dirichlet", type=float, default=None, metavar="ALPHA", help="query proportions from Dir(ALPHA) (default: balanced)")
+    ev.add_argument("--tasks", type=int, default=1000, help="tasks per shot (default: 1000)")
+    ev.add_argument("--val-tasks", type=int, default=None, help="validation tasks per shot (default: --tasks)")
+    ev.add_argument("--seed", type=int, default=0, help="seed of the tasks and of the solvers (default: 0)")
+    ev.add_argument("--method-kwargs", metavar="JSON", help='constructor arguments per method, e.g. \'{"tim": {"steps": 50}}\', or a .json file')
+    ev.add_argument("--tune", metavar="JSON", help='grids tuned on --val, e.g. \'{"alpha-tim": {"alpha": [2, 5, 10]}}\', or a .json file')
+    ev.add_argument("--out", required=True, metavar="DIR", help="folder of results.csv, tasks.csv, the task manifests and run.json")
+    ev.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
+    ev.add_argument("--force", action="store_true", help="overwrite the results of an earlier run in DIR")
+    exg = _command(sub, "experiments", "the experiment notebooks", "fewshot-nb experiments copy experiments exp_lake_runs")
+    ex = exg.add_subparsers(dest="cmd", metavar="{list,copy}")
+    _command(ex, "list", "list the experiment notebooks", "fewshot-nb experiments list")
+    cp = _command(ex, "copy", "copy the experiment notebooks (and their stored results) into a folder",
+                  "fewshot-nb experiments copy experiments exp_beta exp_lake_runs")
     cp.add_argument("dest", help="folder to copy into")
     cp.add_argument("names", nargs="*", help="notebooks to copy (default: all), e.g. exp_beta exp_lake_runs")
     cp.add_argument("--no-results", action="store_true", help="do not copy the stored results (results/)")
     cp.add_argument("--force", action="store_true", help="overwrite files that exist")
-    da = sub.add_parser("data", help="the data files").add_subparsers(dest="cmd", required=True)
-    da.add_parser("where", help="the data root and the cache folder")
-    fe = da.add_parser("fetch", help="download missing data files into the data root, MD5-checked")
+    dag = _command(sub, "data", "the data files", "fewshot-nb data fetch --all")
+    da = dag.add_subparsers(dest="cmd", metavar="{where,fetch,verify}")
+    _command(da, "where", "the data root and the cache folder", "FEWSHOT_DATA=/scratch/data fewshot-nb data where")
+    fe = _command(da, "fetch", "download missing data files into the data root, MD5-checked", "fewshot-nb data fetch all_runs.zip")
     fe.add_argument("names", nargs="*", help=f"files to fetch, of: {', '.join(RESOURCES)}")
     fe.add_argument("--all", action="store_true", help="fetch every file")
-    da.add_parser("verify", help="check the MD5 sum of every data file present")
-    a = ap.parse_args(argv)
+    _command(da, "verify", "check the MD5 sum of every data file present", "fewshot-nb data verify")
+    ap.groups = {"experiments": exg, "data": dag}   # a group alone prints its own help
+    return ap
+
+def main(argv:list[str]|None=None) -> int:   # the exit status
+    "The `fewshot-nb` command: `evaluate`, `experiments list|copy`, `data where|fetch|verify`; alone, its help."
+    ap = build_parser()
+    a = ap.parse_args(sys.argv[1:] if argv is None else argv)
+    if a.group is None: ap.print_help(); return 0
+    if a.group != "evaluate" and a.cmd is None: ap.groups[a.group].print_help(); return 0
     try:
+        if a.group == "evaluate": return run_evaluate(a)
         if a.group == "experiments" and a.cmd == "list":
             print(list_experiments()[["name", "title"]].to_string(index=False))
         elif a.group == "experiments":
@@ -134,6 +206,6 @@ def main(argv:list[str]|None=None) -> int:   # the exit status
             if bad := list(st[st.md5_ok == False].name):
                 print(f"wrong MD5 sum: {', '.join(bad)}. Delete these files and fetch them again (fewshot-nb data fetch NAME)", file=sys.stderr)
                 return 1
-    except (ValueError, FileExistsError, FileNotFoundError, NotADirectoryError) as e:
+    except (ValueError, TypeError, ImportError, FileExistsError, FileNotFoundError, NotADirectoryError) as e:
         print(f"fewshot-nb: {e}", file=sys.stderr); return 2
     return 0

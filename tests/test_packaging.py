@@ -1,5 +1,5 @@
-"""What a pip user gets: the wheel's and the sdist's contents, and the experiments run from a wheel installed in a
-fresh virtual environment, in a folder with no clone (issue 17)."""
+"""What a pip user gets: the wheel's and the sdist's contents, and the experiments and `fewshot-nb evaluate` run from a
+wheel installed in a fresh virtual environment, in a folder with no clone (issues 17 and 37)."""
 import json, os, subprocess, sys, tarfile, zipfile
 from pathlib import Path
 import pytest
@@ -101,3 +101,28 @@ def test_pip_user_runs_an_experiment(dists, tmp_path):
     for f in ("results.csv", "summary.csv", "findings.csv", "run.json"): assert (res/f).is_file(), f"{f} was not written"
     record = json.loads((res/"run.json").read_text())
     assert record["params"]["n_tasks"] == 20
+    # the command a pip user evaluates their own features with, on an .npz written by plain NumPy (issue 37)
+    assert "usage: fewshot-nb" in _run(["fewshot-nb"], env=env, cwd=work).stdout             # bare: the help, status 0
+    assert _run(["fewshot-nb", "--version"], env=env, cwd=work).stdout.strip() == f"fewshot-nb {PYPROJECT['project']['version']}"
+    import numpy as np
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(16, 16)).astype(np.float32)
+    for name, classes in (("feats", range(8)), ("base", range(8, 16))):
+        labels = np.repeat(np.array([f"c{c}" for c in classes]), 25)
+        x = centres[np.repeat(list(classes), 25)] + rng.normal(size=(len(labels), 16)).astype(np.float32)
+        np.savez(work/f"{name}.npz", features=x, labels=labels)
+    args = ["--base", "base.npz", "--methods", "protonet,simpleshot", "--shots", "1,5", "--ways", "5", "--queries", "10",
+            "--tasks", "50", "--seed", "3", "--device", "cpu"]
+    out = _run(["fewshot-nb", "evaluate", "feats.npz", *args, "--out", "mine"], env=env, cwd=work).stdout
+    results = work/"mine"/"results.csv"
+    assert {"results.csv", "tasks.csv", "run.json", "manifest_5way_1shot.npz"} <= {p.name for p in (work/"mine").iterdir()}
+    import pandas as pd
+    from fewshot_nb.bench.evaluate import evaluate_features        # the same evaluation from this checkout's Python API
+    py = evaluate_features(work/"feats.npz", "protonet,simpleshot", shots=(1, 5), n_way=5, n_query=10, n_tasks=50, seed=3,
+                           base=work/"base.npz", device="cpu")
+    pd.testing.assert_frame_equal(pd.read_csv(results)[["method", "n_shot", "acc_pct", "ci95_pct", "n_tasks"]],
+                                  py[["method", "n_shot", "acc_pct", "ci95_pct", "n_tasks"]], check_exact=False, rtol=1e-9)
+    assert f"{py.acc_pct[0]:.2f} ± {py.ci95_pct[0]:.2f}" in out and py.acc_pct.min() > 40   # printed, and far above chance (20%)
+    bad = subprocess.run(["fewshot-nb", "evaluate", "feats.npz", *args, "--ways", "9", "--out", "bad"], env=env, cwd=work,
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "fewer than n_way = 9" in bad.stderr and not (work/"bad").exists()
