@@ -401,8 +401,10 @@ class Registry:
     def __init__(self,
                  kind:str,       # what the entries are, singular, for messages: 'solver', 'backbone', ...
                  hint:str="",    # appended to the unknown-name error, e.g. how to register one's own
+                 plural:str|None=None, # the plural of `kind` for messages (default: `kind` + 's')
                 ):
         self.kind, self.hint, self._items = kind, hint, {}
+        self.plural = plural or kind + "s"
 
     def register(self,
                  name:str|None=None,   # the entry's name (default: the object's `name` attribute, else its lower-cased `__name__`)
@@ -417,7 +419,7 @@ class Registry:
             if not (isinstance(o, str) and ":" in o) and not callable(o):
                 raise TypeError(f"a {self.kind} must be a class, a function or an import path 'module:attribute', got {o!r}")
             old = self._items.get(key)
-            if old is not None and old is not o and _qualname(old) != _qualname(o):
+            if old is not None and old is not o and not _same_definition(old, o):
                 raise ValueError(f"{self.kind} name {key!r} is taken by {_qualname(old)}: register {_qualname(o)} under another name")
             self._items[key] = o
             return o
@@ -429,7 +431,7 @@ class Registry:
             import difflib
             close = difflib.get_close_matches(str(name), list(self._items), n=1)
             raise ValueError(f"unknown {self.kind} {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
-                             + f"; known {self.kind}s: {', '.join(self.names()) or 'none'}" + (f". {self.hint}" if self.hint else ""))
+                             + f"; known {self.plural}: {', '.join(self.names()) or 'none'}" + (f". {self.hint}" if self.hint else ""))
         o = self._items[name]
         if isinstance(o, str):
             mod, _, attr = o.partition(":")
@@ -453,6 +455,14 @@ class Registry:
 def _qualname(o) -> str:
     "`module.qualname` of a registered object (or the import path of a lazy entry)."
     return o.replace(":", ".") if isinstance(o, str) else f"{getattr(o, '__module__', '?')}.{getattr(o, '__qualname__', repr(o))}"
+
+def _same_definition(a, b) -> bool:
+    "One definition: the same qualified name, or the same name where one of the two is defined in `__main__` (a notebook defining what it exports)."
+    qa, qb = _qualname(a), _qualname(b)
+    if qa == qb: return True
+    for x, y in ((qa, qb), (qb, qa)):
+        if x.startswith("__main__.") and not y.startswith("__main__.") and y.endswith("." + x.removeprefix("__main__.")): return True
+    return False
 
 # %% ../nbs/00_core.ipynb #a79556b5
 PAGE_WIDTH_PX = 800   # the width of a docs page's text column, in CSS pixels (Quarto's default body width)

@@ -14,8 +14,8 @@ their task dict with the support set ordered shot-major (labels 0..K-1 repeated 
 produces), their `args` (defaults of `configs/dirichlet/*` in DIR, with built-in fall-backs), and patches so that
 it runs on the CPU (`.cuda()` calls, `load_checkpoint` in Entropy-min, logging to a temporary file, no progress
 bars, `np.float` for NumPy >= 1.24). Their accuracy is `logs['acc'][:, -1]`.
-Our solvers come from the library's one registry, `fewshot_nb.solvers.base.SOLVERS` (importing
-`fewshot_nb.bench.classification` registers all of them), under each solver's own `name`; this script only maps those
+Our solvers come from the library's one registry, `fewshot_nb.solvers.SOLVERS` (importing `fewshot_nb.solvers`
+registers all of them), under each solver's own `name`; this script only maps those
 names to the reference's classes and configs (`REFERENCE`). Our solvers are built with the reference's
 hyper-parameters wherever a constructor argument corresponds (differences from our defaults are printed).
 
@@ -50,8 +50,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path: sys.path.insert(0, str(ROOT))
 
-import fewshot_nb.bench.classification   # noqa: F401 -- importing it registers every solver of the library in SOLVERS
-from fewshot_nb.solvers.base import SOLVERS, make_solver, synthetic_features
+from fewshot_nb.solvers import SOLVERS, make_solver, synthetic_features   # importing fewshot_nb.solvers registers every solver
 from fewshot_nb.solvers.amortised import MetaSolver
 from fewshot_nb.data.samplers import EpisodeSampler
 from fewshot_nb.metrics import accuracy, mean_ci, paired_comparison

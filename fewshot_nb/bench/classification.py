@@ -19,7 +19,6 @@ from ..data.samplers import EpisodeSampler, TaskManifest
 from ..data.augment import Distorted
 from ..training.siamese import siamese_regime
 from ..solvers.base import SOLVERS, Solver, make_solver, evaluate
-from ..solvers import finetune as _finetune, transductive as _transductive, amortised as _amortised, ici as _ici   # their solvers join `SOLVERS`
 from ..solvers.baselines import pixel_nn_scores, mhd_scores
 from ..training.backbones import make_backbone
 from ..data.streams import ImageSource, ClassStream, EpisodeStream

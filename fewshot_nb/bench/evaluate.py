@@ -15,8 +15,7 @@ from ..metrics import mean_ci
 from ..data.sources import FeatureSource
 from ..data.feature_files import read_features, read_base, check_compatible
 from ..data.samplers import TaskManifest, data_fingerprint
-from ..solvers.base import SOLVERS, Solver, make_solver, evaluate
-from ..solvers import finetune, transductive, ici, amortised   # their solvers join `SOLVERS`
+from ..solvers import SOLVERS, Solver, make_solver, evaluate   # the package registers every solver
 from ..solvers.amortised import MetaSolver
 from .classification import TaskSetting, setting_seed
 

@@ -9,24 +9,26 @@ from __future__ import annotations
 import json, os, shutil, tempfile, textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 import numpy as np, pandas as pd, torch
 import matplotlib.pyplot as plt
 from PIL import Image
-from ..core import as_rng, derive_seed, atomic_write, array_digest, page_fontsize
+from ..core import as_rng, derive_seed, atomic_write, array_digest, page_fontsize, Registry
 from ..data.samplers import EpisodeBatch, TaskManifest, data_fingerprint
 from ..data.streams import ImageSource
 from .logo import (Action, MOVING_TYPES, SCALE_RANGES, ShapeBatch, walk, sample_poses, render, program_strings,
                                      parse_program, load_shapes, attribute_names, with_mtypes, show_images)
 
 # %% auto #0
-__all__ = ['FAMILIES', 'N_IMAGES', 'FF_CONFIGS', 'FF_PIECES', 'FF_MIN_EXTENT', 'FF_TURNS', 'SPLITS', 'TEST_OF', 'SPLIT_FILE',
-           'BLOCK', 'Problem', 'ff_extent', 'sample_ff_shape', 'perturb_ff_shape', 'sample_ff_problem',
-           'basic_concepts', 'sample_basic_problem', 'abstract_concepts', 'sample_abstract_problem', 'ProblemSet',
-           'make_problem_set', 'render_problems', 'show_problem', 'write_problem_set', 'BongardImages',
-           'bongard_images', 'load_bongard', 'read_programs']
+__all__ = ['FAMILIES', 'N_IMAGES', 'FF_CONFIGS', 'FF_PIECES', 'FF_MIN_EXTENT', 'FF_TURNS', 'PROBLEM_FAMILIES', 'SPLITS',
+           'TEST_OF', 'SPLIT_FILE', 'BLOCK', 'Problem', 'ff_extent', 'sample_ff_shape', 'perturb_ff_shape',
+           'sample_ff_problem', 'basic_concepts', 'sample_basic_problem', 'abstract_concepts',
+           'sample_abstract_problem', 'ProblemFamily', 'free_form_family', 'basic_family', 'abstract_family',
+           'make_problem_family', 'list_problem_families', 'ProblemSet', 'make_problem_set', 'render_problems',
+           'show_problem', 'write_problem_set', 'BongardImages', 'bongard_images', 'load_bongard', 'read_programs']
 
 # %% ../../nbs/bongard/81_problems.ipynb #be98f9a7
-FAMILIES = ("ff", "bd", "hd")   # free-form, basic ("BA" in the paper's tables), abstract
+FAMILIES = ("ff", "bd", "hd")   # free-form, basic ("BA" in the paper's tables), abstract: the public set's order, which seeds nuisances
 N_IMAGES = 7                    # images per side: 6 shown, 1 to classify
 
 @dataclass
@@ -228,6 +230,52 @@ def sample_abstract_problem(
     def image(i): return (_random_types(shapes["shape"].iat[i], bool(shapes["stamp"].iat[i]), rng, types),)
     return Problem(f"hd_{'-'.join(concept)}_{index:04d}", "hd", " & ".join(concept), [image(i) for i in pos], [image(i) for i in neg])
 
+# %% ../../nbs/bongard/81_problems.ipynb #b4e31034
+PROBLEM_FAMILIES = Registry("problem family", plural="problem families", hint="Bongard-LOGO's families are 'ff' (free-form), 'bd' (basic) and 'hd' (abstract)")
+
+@dataclass(frozen=True)
+class ProblemFamily:
+    "A family of Bongard-LOGO problems: its names, what its set A shares, the scale of its shapes, and how one problem is drawn."
+    name:str           # prefix of its problem names and its folder in the public layout: 'ff', 'bd', 'hd'
+    title:str          # what the paper calls it: 'free-form', 'basic', 'abstract'
+    label:str          # its test set's column in the paper's tables: 'FF', 'BA', 'HD' (split into CM and NV)
+    concept:str        # what the seven images of set A share
+    sampler:Callable   # draws one problem: `sample_ff_problem`, `sample_basic_problem`, `sample_abstract_problem`
+
+    @property
+    def scale_range(self) -> tuple:
+        "The range of the scale of its shapes, drawn per image (the generator's `SCALE_RANGES`)."
+        return SCALE_RANGES[self.name]
+    def sample(self, *args, **kwargs) -> Problem:
+        "One problem of this family: the arguments of its `sampler`."
+        return self.sampler(*args, **kwargs)
+
+@PROBLEM_FAMILIES.register("ff")
+def free_form_family() -> ProblemFamily:
+    "Free-form problems: one random LOGO program against near misses that change one of its actions."
+    return ProblemFamily("ff", "free-form", "FF", "the program: its strokes, their kinds and angles", sample_ff_problem)
+
+@PROBLEM_FAMILIES.register("bd")
+def basic_family() -> ProblemFamily:
+    "Basic problems: one or two human-designed shapes against near misses of the same super class."
+    return ProblemFamily("bd", "basic", "BA", "one or two human-designed shapes", sample_basic_problem)
+
+@PROBLEM_FAMILIES.register("hd")
+def abstract_family() -> ProblemFamily:
+    "Abstract problems: an attribute of the human-designed shapes, or a pair of them, against shapes that lack it."
+    return ProblemFamily("hd", "abstract", "HD", "an attribute of the shapes, or two", sample_abstract_problem)
+
+def make_problem_family(
+    name:str,   # a name of `list_problem_families()`: 'ff', 'bd' or 'hd'
+    **kwargs,   # arguments of its factory (the three of Bongard-LOGO take none)
+) -> ProblemFamily:
+    "The problem family registered under `name`."
+    return PROBLEM_FAMILIES.make(name, **kwargs)
+
+def list_problem_families() -> list[str]:
+    "The names of the registered problem families, sorted."
+    return PROBLEM_FAMILIES.names()
+
 # %% ../../nbs/bongard/81_problems.ipynb #b86b4714
 @dataclass
 class ProblemSet:
@@ -263,7 +311,9 @@ def make_problem_set(
 ) -> ProblemSet:
     "Bongard-LOGO problems with the public proportions and splits, at `scale`, reproducible from `seed`."
     if not scale > 0: raise ValueError(f"scale must be > 0, got {scale}")
-    if bad := set(families) - set(FAMILIES): raise ValueError(f"unknown families {sorted(bad)}; choose from {FAMILIES}")
+    for f in families: PROBLEM_FAMILIES.get(f)   # an unknown family is refused with the known ones
+    if bad := sorted(set(families) - set(FAMILIES)):
+        raise ValueError(f"make_problem_set makes the public set's families {FAMILIES}, not {bad}")
     if ff_only: families = ("ff",)
     need_shapes = bool(set(families) & {"bd", "hd"})
     if need_shapes and shapes is None: shapes = load_shapes()

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from ..core import atomic_write
 from ..tasks import TaskTensors, task_tensors, normalize_features, prototypes
 from ..data.samplers import EpisodeSampler
-from .base import Solver
+from .base import Solver, SOLVERS
 
 # %% auto #0
 __all__ = ['PREDICTS', 'masked_query_mean', 'MetaSolver', 'VersaNet', 'Versa', 'TaskNorm', 'SyntheticGradient', 'SIBNet',
@@ -212,6 +212,7 @@ class VersaNet(nn.Module):
 
 PREDICTS = ("sample", "mean")
 
+@SOLVERS.register("versa")
 class Versa(MetaSolver):
     "Versa (Gordon et al. 2019): each class's mean support feature mapped to a Gaussian over its linear classifier; inductive."
     name, transductive = "versa", False
@@ -341,6 +342,7 @@ def cosine_weight_grad(
     "$\\sum_i (\\partial\\boldsymbol\\ell_i/\\partial\\boldsymbol\\theta)^\\top\\mathbf g_i$ for the cosine classifier, in closed form."
     return scale / norm * (G.transpose(1, 2) @ x - (G * cos).sum(1).unsqueeze(-1) * (theta / norm))
 
+@SOLVERS.register("sib")
 class SIB(MetaSolver):
     "SIB (Hu et al. 2020): a cosine classifier from the support set, refined by synthetic gradients computed from the query set."
     name, transductive = "sib", True

@@ -9,20 +9,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np, torch
 import torch.nn.functional as F
+from ..core import Registry
 from ..tasks import TaskTensors, task_tensors, normalize_features, distance_logits, prototypes, NORMS
 from ..data.sources import FeatureSource
 from ..metrics import accuracy
 
 # %% auto #0
-__all__ = ['SOLVERS', 'Solver', 'ProtoNet', 'SimpleShot', 'make_solver', 'synthetic_features', 'solve_batch', 'evaluate',
-           'random_tasks', 'check_solver']
+__all__ = ['SOLVERS', 'Solver', 'ProtoNet', 'SimpleShot', 'make_solver', 'list_solvers', 'synthetic_features', 'solve_batch',
+           'evaluate', 'random_tasks', 'check_solver']
 
 # %% ../../nbs/solvers/31_base.ipynb #afb2032b
-SOLVERS: dict[str, type] = {}   # every solver class, keyed by its own `name`: the one registry of the library
+SOLVERS = Registry("solver", hint="register your own with @SOLVERS.register('name') on a Solver subclass "
+                                  "that sets name = 'name' (see fewshot_nb.solvers.base)")
 
 class Solver:
     "A few-shot classifier on features: `solver(support, support_labels, query)` gives query probabilities."
-    name = "solver"
+    name = "solver"        # the method's name: its key in `SOLVERS`, and the `method` of result rows
     transductive = False   # True if predictions use the query set as a whole
     def __init__(self,
                  norm:str="l2",            # feature view: 'none', 'l2' or 'cl2n'
@@ -33,16 +35,6 @@ class Solver:
         if not tau > 0: raise ValueError(f"tau must be > 0, got {tau!r}")
         self.norm, self.tau = norm, float(tau)
         self.base_mean = None if base_mean is None else torch.as_tensor(base_mean)
-
-    def __init_subclass__(cls, **kw):
-        "Register every class that sets its own `name` in `SOLVERS`; two classes may not share a name."
-        super().__init_subclass__(**kw)
-        if "name" not in cls.__dict__: return          # an intermediate base (e.g. GradientSolver) is not a method
-        if not isinstance(cls.name, str) or cls.name != cls.name.lower() or " " in cls.name:
-            raise ValueError(f"{cls.__name__}.name must be a lower-case string without spaces, got {cls.name!r}")
-        if (old := SOLVERS.get(cls.name)) is not None and old.__qualname__ != cls.__qualname__:
-            raise ValueError(f"solver name {cls.name!r} is taken by {old.__module__}.{old.__qualname__}: give {cls.__name__} its own name")
-        SOLVERS[cls.name] = cls
 
     def hparams(self) -> dict:
         "The hyperparameters that set the solver's predictions."
@@ -78,6 +70,7 @@ class Solver:
         return torch.where(t.query_mask.unsqueeze(-1), probs, torch.full((), 1 / t.n_way, dtype=probs.dtype, device=probs.device))
 
 # %% ../../nbs/solvers/31_base.ipynb #62b4f8ae
+@SOLVERS.register("protonet")
 class ProtoNet(Solver):
     "Nearest class mean (Euclidean), inductive."
     name = "protonet"
@@ -87,6 +80,7 @@ class ProtoNet(Solver):
         w = prototypes(t.support, t.labels, t.n_way, t.support_mask)
         return distance_logits(t.query, w, self.tau).softmax(-1)
 
+@SOLVERS.register("simpleshot")
 class SimpleShot(ProtoNet):
     "Nearest class mean on CL2N features (centred on the base-class mean, L2-normalised), inductive."
     name = "simpleshot"
@@ -94,14 +88,19 @@ class SimpleShot(ProtoNet):
 
 # %% ../../nbs/solvers/31_base.ipynb #1c5ae64e
 def make_solver(
-    name:str,  # a key of `SOLVERS`, e.g. 'tim', 'alpha-tim', 'pt-map'
-    **kw,      # constructor arguments of that solver
+    name:str,   # a name of `list_solvers()`, e.g. 'tim', 'alpha-tim', 'pt-map'
+    **kwargs,   # constructor arguments of that solver
 ) -> Solver:
     "Build the solver registered under `name`."
-    if name not in SOLVERS:
-        raise ValueError(f"unknown solver {name!r}; registered: {', '.join(sorted(SOLVERS))} "
-                         "(import fewshot_nb.bench.classification to register every solver of the library)")
-    return SOLVERS[name](**kw)
+    cls = SOLVERS.get(name)
+    if getattr(cls, "name", None) != name:
+        raise ValueError(f"{cls.__name__} is registered as solver {name!r} but its `name` attribute is {getattr(cls, 'name', None)!r}: "
+                         f"set name = {name!r} on the class (result rows record it)")
+    return cls(**kwargs)
+
+def list_solvers() -> list[str]:
+    "The names of the registered solvers, sorted."
+    return SOLVERS.names()
 
 # %% ../../nbs/solvers/31_base.ipynb #d29d6149
 def synthetic_features(

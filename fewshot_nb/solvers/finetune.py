@@ -6,17 +6,18 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/solvers/finetune.html.md"""
 
 # %% ../../nbs/solvers/32_finetune.ipynb #d7fe0c2b
 from __future__ import annotations
-import collections, dataclasses
+import collections, copy, dataclasses
+import numpy as np
 from concurrent.futures import ThreadPoolExecutor
 import torch
 import torch.nn.functional as F
 from ..tasks import TaskTensors, distance_logits, prototypes
-from .base import Solver
+from .base import Solver, SOLVERS
 from . import losses
 
 # %% auto #0
 __all__ = ['SPACES', 'logit_grads', 'weight_grad', 'adam_fit', 'adam_step', 'span_coordinates', 'GradientSolver', 'Baseline',
-           'BaselinePP', 'EntropyMin', 'TIM', 'AlphaTIM']
+           'BaselinePP', 'EntropyMin', 'TIM', 'AlphaTIM', 'tuned_alpha']
 
 # %% ../../nbs/solvers/32_finetune.ipynb #cced9f6c
 def _logit_grads_kn(
@@ -34,7 +35,7 @@ def _logit_grads_kn(
     torch.sub(Ps, onehot_t, out=G[..., :ns]).mul_(onehot_t.sum(1, keepdim=True) * (w_ce / n_s))  # zero on padding
     if w_m == 0 and w_c == 0: G[..., ns:] = 0; return G
     p_hat = (Pq * qm).sum(2, keepdim=True) / n_q                                                   # (T, K, 1)
-    if alpha is None or alpha == 1:
+    if alpha is None or (not torch.is_tensor(alpha) and alpha == 1):   # a tensor alpha: one per task, (n_tasks, 1, 1)
         g = torch.log(Pq.clamp_min(1e-30)).mul_(-w_c)
         if w_m: g.add_(torch.log(p_hat.clamp_min(1e-30)), alpha=w_m)
     else:
@@ -49,7 +50,7 @@ def logit_grads(
     onehot:torch.Tensor,     # (n_tasks, n_support, K) support labels, zero rows for padding
     query_mask:torch.Tensor, # (n_tasks, n_query) bool
     weights=(1.0, 1.0, 1.0), # (CE, marginal entropy H(Y_Q), conditional entropy H(Y_Q|X_Q))
-    alpha:float|None=None,   # None: Shannon entropies; a number != 1: Tsallis α-entropies
+    alpha:float|torch.Tensor|None=None,   # None: Shannon entropies; a number != 1 (or one per task, (n_tasks, 1, 1)): Tsallis α-entropies
 ) -> torch.Tensor:           # (n_tasks, n, K) dL/dlogits of the per-task loss
     "Closed-form gradient of the (α-)TIM loss with respect to the logits of every support and query row."
     qm = query_mask.to(p.dtype).unsqueeze(1)
@@ -257,6 +258,7 @@ class GradientSolver(Solver):
         return distance_logits(Zq, W, self.tau).softmax(-1)
 
 # %% ../../nbs/solvers/32_finetune.ipynb #0416ba76
+@SOLVERS.register("baseline")
 class Baseline(GradientSolver):
     "Support-only fit of the distance classifier (Chen et al. 2019), inductive."
     name, transductive = "baseline", False
@@ -267,6 +269,7 @@ class Baseline(GradientSolver):
         "The support cross-entropy (`losses.cross_entropy`); the queries do not enter."
         return self.weights[0] * losses.cross_entropy(probs_s, onehot_s, mask_s)
 
+@SOLVERS.register("baseline++")
 class BaselinePP(Baseline):
     "Baseline++: the same fit, predictions by cosine similarity to the class weights, inductive."
     name = "baseline++"
@@ -275,6 +278,7 @@ class BaselinePP(Baseline):
         W, Zq = self.fit_chunks(t)
         return (self.tau * F.normalize(Zq, dim=-1) @ F.normalize(W, dim=-1).transpose(1, 2)).softmax(-1)
 
+@SOLVERS.register("entropy-min")
 class EntropyMin(GradientSolver):
     "Support CE plus the conditional entropy of the queries (Dhillon et al. 2020), transductive."
     name, transductive = "entropy-min", True
@@ -289,18 +293,61 @@ class EntropyMin(GradientSolver):
         w_ce, _, w_c = self.weights
         return w_ce * losses.cross_entropy(probs_s, onehot_s, mask_s) + w_c * losses.cond_entropy(probs_q, mask_q)
 
+@SOLVERS.register("tim")
 class TIM(GradientSolver):
     "Transductive information maximisation (Boudiaf et al. 2020), Eq. (1): CE - (λ H(Y_Q) - H(Y_Q|X_Q))."
     name, transductive = "tim", True
     steps, lr, weights = 1000, 1e-4, (1.0, 1.0, 1.0)
 
+@SOLVERS.register("alpha-tim")
 class AlphaTIM(GradientSolver):
     "α-TIM (Veilleux et al. 2021), Eq. (6): CE - (H_α(Y_Q) - H_α(Y_Q|X_Q)) with Tsallis α-entropies."
     name, transductive = "alpha-tim", True
     steps, lr, weights = 1000, 1e-4, (1.0, 1.0, 1.0)
-    def __init__(self, alpha:float=5.0, steps=None, lr=None, weights=None, norm="l2", tau=15.0, space="full", base_mean=None,
+    def __init__(self,
+                 alpha:float|str="tuned",  # Tsallis α (> 0, not 1), or 'tuned': `tuned_alpha` of each task's shot
+                 steps=None, lr=None, weights=None, norm="l2", tau=15.0, space="full", base_mean=None,
                  patience=None, check_every=10, projection=2.0):
-        if not (isinstance(alpha, (int, float)) and alpha > 0 and alpha != 1):
-            raise ValueError(f"alpha must be a positive number other than 1 (α = 1 is TIM), got {alpha!r}")
-        self.alpha = float(alpha)
+        if not (isinstance(alpha, str) and alpha == "tuned") and not (
+                isinstance(alpha, (int, float)) and not isinstance(alpha, bool) and alpha > 0 and alpha != 1):
+            raise ValueError(f"alpha must be 'tuned' (the public code's tuned value for each task's shot) or a positive number "
+                             f"other than 1 (α = 1 is TIM), got {alpha!r}")
+        self.alpha = alpha if isinstance(alpha, str) else float(alpha)
         super().__init__(steps, lr, weights, norm, tau, space, base_mean, patience, check_every, projection)
+
+    def task_alphas(self,
+                    onehot:torch.Tensor,  # (n_tasks, n_support, K) one-hot support labels (zero rows: padding)
+                   ) -> torch.Tensor:     # (n_tasks,) float64
+        "The α each task is fitted with: `alpha`, or with 'tuned' the `tuned_alpha` of the task's shot (its smallest class's support size)."
+        if not isinstance(self.alpha, str): return torch.full((len(onehot),), float(self.alpha), dtype=torch.float64)
+        shots, which = onehot.sum(1).amin(1).round().long().cpu().unique(return_inverse=True)
+        return torch.tensor([tuned_alpha(int(s)) for s in shots], dtype=torch.float64)[which]
+
+    def _at(self, alpha):
+        "A copy of this solver with `alpha` fixed: a number, or a (n_tasks, 1, 1) tensor of one α per task."
+        c = copy.copy(self); c.alpha = alpha
+        return c
+
+    def loss_grad(self, Z, onehot_t, qm):
+        "`GradientSolver.loss_grad` at each task's α (`task_alphas`): one number when the tasks share it, else one per task."
+        a = self.task_alphas(onehot_t.transpose(1, 2))
+        u = a.unique()
+        alpha = float(u[0]) if len(u) == 1 else a.to(Z.device, Z.dtype).view(-1, 1, 1)
+        return GradientSolver.loss_grad(self._at(alpha), Z, onehot_t, qm)
+
+    def objective(self, probs_s, onehot_s, probs_q, mask_s, mask_q):
+        "The α-TIM loss of each task at its own α (`losses.tim_loss`)."
+        a = self.task_alphas(onehot_s).to(probs_s.device)
+        out = torch.zeros(len(a), dtype=probs_s.dtype, device=probs_s.device)
+        for v in a.unique().tolist():
+            out = torch.where(a == v, losses.tim_loss(probs_s, onehot_s, probs_q, self.weights, v, mask_s, mask_q), out)
+        return out
+
+# %% ../../nbs/solvers/32_finetune.ipynb #d100dc00
+def tuned_alpha(
+    shot:int,   # support items per class of the task
+) -> float:     # α-TIM's α for that shot
+    "α-TIM's tuned α in the public code: 2 at 1 shot, 7 at 5 shots or more, its configured 5 (not tuned) at 2-4 shots."
+    if isinstance(shot, bool) or not isinstance(shot, (int, np.integer)) or shot < 1:
+        raise ValueError(f"shot must be a positive integer (support items per class), got {shot!r}")
+    return 2.0 if shot == 1 else 7.0 if shot >= 5 else 5.0

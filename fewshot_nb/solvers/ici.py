@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from ..tasks import TaskTensors
-from .base import Solver
+from .base import Solver, SOLVERS
 
 # %% auto #0
 __all__ = ['centred_gram_rows', 'pca_coords', 'group_huber', 'fit_incidental', 'credibility_ranks', 'select_credible',
@@ -215,6 +215,7 @@ def _at_least(name, v, lo):
     if isinstance(v, bool) or int(v) != v or v < lo: raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
     return int(v)
 
+@SOLVERS.register("lr+ici")
 class LRICI(Solver):
     "LR+ICI (Wang et al. 2020): logistic regression self-trained on the queries with the most credible pseudo-labels."
     name, transductive = "lr+ici", True

@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from ..tasks import TaskTensors, prototypes
-from .base import Solver
+from .base import Solver, SOLVERS
 
 # %% auto #0
 __all__ = ['sinkhorn', 'gram_normalise', 'gram_centre', 'PTMAP', 'class_scores', 'rectified_prototypes', 'knn_affinity',
@@ -64,6 +64,7 @@ def gram_centre(
     return G.sub_(EV).sub_(EV.transpose(1, 2)).baddbmm_(torch.bmm(E, U), E.transpose(1, 2))   # in place
 
 # %% ../../nbs/solvers/33_transductive.ipynb #bd9645f6
+@SOLVERS.register("pt-map")
 class PTMAP(Solver):
     "PT-MAP (Hu et al. 2020): power transform, then MAP class centres from a class-balanced Sinkhorn assignment."
     name, transductive = "pt-map", True
@@ -185,6 +186,7 @@ def knn_affinity(
     return W.mul_(mask.unsqueeze(-1))
 
 # %% ../../nbs/solvers/33_transductive.ipynb #525d6d1e
+@SOLVERS.register("laplacianshot")
 class LaplacianShot(Solver):
     "LaplacianShot (Ziko et al. 2020): nearest-prototype costs plus a kNN Laplacian term on the queries, bound updates."
     name, transductive = "laplacianshot", True
@@ -222,6 +224,7 @@ class LaplacianShot(Solver):
         return Y.transpose(1, 2)
 
 # %% ../../nbs/solvers/33_transductive.ipynb #e2d588fe
+@SOLVERS.register("bd-cspn")
 class BDCSPN(Solver):
     "BD-CSPN (Liu et al. 2020): nearest prototype after rectifying the prototypes with the queries."
     name, transductive = "bd-cspn", True
