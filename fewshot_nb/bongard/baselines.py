@@ -35,6 +35,7 @@ class ResNet15Block(nn.Module):
         h = F.leaky_relu(self.c1(x), 0.1); h = F.leaky_relu(self.c2(h), 0.1); h = self.c3(h)
         return F.max_pool2d(F.leaky_relu(h + self.short(x), 0.1), 2)
 
+@BACKBONES.register("resnet15")   # make_backbone("resnet15"), like the backbones of fewshot_nb.training.backbones
 class ResNet15(nn.Module):
     "The Bongard-LOGO backbone: 5 residual blocks (15 convolutions), global average pooling, a linear map to `out_dim`."
     def __init__(self,
@@ -58,8 +59,6 @@ class ResNet15(nn.Module):
         if x.ndim != 4 or x.shape[1] != self.in_channels: raise ValueError(f"expected (n, {self.in_channels}, H, W) images, got {tuple(x.shape)}")
         if min(x.shape[-2:]) < self.min_side: raise ValueError(f"images of {x.shape[-1]} px are too small for {len(self.blocks)} blocks (>= {self.min_side} px)")
         return self.fc(self.blocks(x).mean((2, 3)))
-
-BACKBONES.register("resnet15", ResNet15)   # make_backbone("resnet15"), like the backbones of fewshot_nb.training.backbones
 
 # %% ../../nbs/bongard/82_baselines.ipynb #b5e00c91
 def by_class(
