@@ -11,12 +11,13 @@ from pathlib import Path
 import pandas as pd
 from . import __version__
 from .core import atomic_write, file_md5
-from .data.omniglot import RESOURCES, data_root, cache_dir, fetch, ChecksumError
+from .data.omniglot import RESOURCES, SETS, data_root, cache_dir, fetch, ChecksumError, data_files
+from .data.datasets import verify_main, list_datasets
 from .bench.experiment import experiments_dir
 
 # %% auto #0
-__all__ = ['list_experiments', 'copy_experiments', 'data_status', 'fetch_data', 'json_arg', 'run_evaluate', 'build_parser',
-           'main']
+__all__ = ['list_experiments', 'copy_experiments', 'data_status', 'fetch_data', 'verify_files', 'json_arg', 'run_evaluate',
+           'build_parser', 'main']
 
 # %% ../nbs/90_cli.ipynb #d94546ee
 def _title(nb:Path) -> str:
@@ -89,6 +90,30 @@ def fetch_data(
         rows.append(dict(name=n, path=str(path), status=status))
     return pd.DataFrame(rows)
 
+# %% ../nbs/90_cli.ipynb #747a9d15
+def _where(root:str|Path|None=None) -> str:
+    "Where the data root and the cache folder are, and which setting chose them."
+    src = lambda var: f"from ${var}" if os.environ.get(var) else f"the default; set ${var} to change it"
+    return (f"data root: {data_root(root)} ({'given' if root is not None else src('FEWSHOT_DATA')})\n"
+            f"cache:     {cache_dir()} ({src('FEWSHOT_CACHE')})")
+
+def verify_files(
+    names:list[str]|None=None,   # files (keys of `RESOURCES`) or Omniglot sets ('small', 'runs', ...); None or []: every file
+    root:str|Path|None=None,     # data root (default: `data_root()`)
+) -> int:                        # the exit status: 0 all present and intact, 1 otherwise
+    "Print which of the named data files are present and intact; status 1 with the fix when one is missing or has a wrong MD5."
+    files = list(RESOURCES) if not names else data_files(*names)
+    st = data_status(root)
+    st = st[st.name.isin(files)].set_index("name").loc[list(dict.fromkeys(files))].reset_index()
+    print(_where(root).split("\n")[0])
+    print(st.drop(columns="path").to_string(index=False))
+    missing, bad = list(st[~st.present].name), list(st[st.md5_ok == False].name)
+    if bad: print(f"wrong MD5 sum: {', '.join(bad)}. Delete these files and fetch them again: fewshot-nb data fetch {' '.join(bad)}", file=sys.stderr)
+    if missing:
+        print(f"missing: {', '.join(missing)}. Fetch them with: fewshot-nb data fetch {' '.join(missing)}"
+              + ("" if names else " (or name only the files you need: fewshot-nb data verify small runs)"), file=sys.stderr)
+    return int(bool(missing or bad))
+
 # %% ../nbs/90_cli.ipynb #69745efc
 def json_arg(
     text:str|None,   # JSON text, or the path of a .json file holding it (None: not given)
@@ -117,12 +142,6 @@ def run_evaluate(a:argparse.Namespace) -> int:   # the exit status
     return 0
 
 # %% ../nbs/90_cli.ipynb #fa9c44d5
-def _where() -> str:
-    "Where the data root and the cache folder are, and which setting chose them."
-    src = lambda var: f"from ${var}" if os.environ.get(var) else f"the default; set ${var} to change it"
-    return (f"data root: {data_root()} ({src('FEWSHOT_DATA')})\n"
-            f"cache:     {cache_dir()} ({src('FEWSHOT_CACHE')})")
-
 def _command(sub, name:str, help:str, example:str, **kw) -> argparse.ArgumentParser:
     "A sub-command whose --help ends with an example."
     return sub.add_parser(name, help=help.replace("%", "%%"), description=help[0].upper() + help[1:] + ".", epilog="example:\n  " + example,
@@ -173,7 +192,16 @@ def build_parser() -> argparse.ArgumentParser:
     fe = _command(da, "fetch", "download missing data files into the data root, MD5-checked", "fewshot-nb data fetch all_runs.zip")
     fe.add_argument("names", nargs="*", help=f"files to fetch, of: {', '.join(RESOURCES)}")
     fe.add_argument("--all", action="store_true", help="fetch every file")
-    _command(da, "verify", "check the MD5 sum of every data file present", "fewshot-nb data verify")
+    ve = _command(da, "verify", "check that the data files are present with their MD5 sums (all, or those named); with --dataset and "
+                  "--root, check a copy of a standard data set: every listed image present and decodable",
+                  "fewshot-nb data verify small runs     # the files two Omniglot sets need\n"
+                  "  fewshot-nb data verify --dataset mini_imagenet --root ~/data/mini_imagenet --official")
+    ve.add_argument("names", nargs="*", help=f"files or Omniglot sets to check (default: every file), of: {', '.join(RESOURCES)}, "
+                                             f"{', '.join(SETS)}, small")
+    ve.add_argument("--dataset", choices=list_datasets(), help="a data set layout: " + ", ".join(list_datasets()))
+    ve.add_argument("--root", metavar="DIR", help="the folder of the copy (with --dataset)")
+    ve.add_argument("--official", action="store_true", help="also compare with the published class lists and counts")
+    ve.add_argument("--workers", type=int, default=None, metavar="N", help="decoding processes (default: the CPUs, at most 8)")
     ap.groups = {"experiments": exg, "data": dag}   # a group alone prints its own help
     return ap
 
@@ -198,14 +226,12 @@ def main(argv:list[str]|None=None) -> int:   # the exit status
             got = fetch_data(None if a.all else a.names)
             print(got.to_string(index=False))
             return int(got.status.str.startswith("failed").any())
+        elif a.cmd == "verify" and (a.dataset or a.root):
+            if not (a.dataset and a.root): ap.error("--dataset and --root go together")
+            if a.names: ap.error("--dataset checks a data set's copy: name no data files with it")
+            return verify_main(a.dataset, a.root, official=a.official, workers=a.workers)
         else:
-            st = data_status()
-            print(_where().split("\n")[0])
-            print(st.drop(columns="path").to_string(index=False))
-            if not st.present.any(): print("no data file is present: `fewshot-nb data fetch --all` downloads them", file=sys.stderr)
-            if bad := list(st[st.md5_ok == False].name):
-                print(f"wrong MD5 sum: {', '.join(bad)}. Delete these files and fetch them again (fewshot-nb data fetch NAME)", file=sys.stderr)
-                return 1
+            return verify_files(a.names)
     except (ValueError, TypeError, ImportError, FileExistsError, FileNotFoundError, NotADirectoryError) as e:
         print(f"fewshot-nb: {e}", file=sys.stderr); return 2
     return 0

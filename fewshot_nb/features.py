@@ -14,7 +14,7 @@ from .core import get_device, atomic_write, file_md5, RunRecord, config_hash, pr
 _log = get_logger("fewshot_nb.features")   # feature caches read and written
 from .data.omniglot import load_omniglot, cache_dir as project_cache_dir
 from .data.splits import weak_split, alphabet_split, lake_split, vinyals_split, check_split, MINIMAL_ALPHABETS
-from .data.sources import FeatureSource
+from .data.sources import FeatureSource, check_workers
 from .data.streams import unit_floats
 
 
@@ -52,43 +52,67 @@ def embed_images(
                 out.append(embed(get(idx[i:i + batch_size]).to(device))); bar.update(min(batch_size, n - i))
         return torch.cat(out)
 
+def _embed_batches(embed, batches, n:int, device, progress) -> torch.Tensor:
+    "Features (n, d) on the CPU of the float batches that `batches` yields, embedded one after the other without gradients."
+    out = []
+    with torch.no_grad(), _progress(n, desc="features", unit="image", show=progress, unit_scale=True) as bar:
+        for x in batches:
+            out.append(embed(x.to(device)).float().cpu()); bar.update(len(x))
+    return torch.cat(out)
+
 def extract_features(
     model:nn.Module,        # a backbone (images -> (n, d) features) or a `Method` (its `embed` is used)
-    images,                 # `OmniglotImages`, an `ImageSource`, or (n, H, W) / (n, C, H, W) images: uint8 0..255 or float in [0, 1]
+    images,                 # `OmniglotImages`, an `ImageSource`, a source read from disk (`ImageFolderSource`, a data.datasets
+                            # source), or (n, H, W) / (n, C, H, W) images: uint8 0..255 or float in [0, 1]
     labels=None,            # (n,) class of each image (names or integers); default: those of `images`
     class_names=None,       # names of the integer codes in `labels`, if they are codes
     batch_size:int=256,     # images per forward pass
     device="auto",          # where to run the network: 'auto', 'cpu', 'cuda'
     groups=None,            # (n,) group (e.g. alphabet) of each image; default: those of `images`, if any
     progress:bool|None=None,# a progress bar (default: `core.set_progress` / FEWSHOT_PROGRESS)
+    workers:int=0,          # processes decoding ahead of the network, for sources read from disk (0: decode in this process)
+    path:str|Path|None=None,# also save the features there (`FeatureSource.save`, which `read_features` and `load_features` read)
 ) -> FeatureSource:         # float32 features (n, d) on the CPU, with labels and groups
-    "Features of `images` from `model` in eval mode, without gradients, in batches."
+    "Features of `images` from `model` in eval mode, without gradients, in batches; images on disk are decoded batch by batch."
     if not isinstance(batch_size, (int, np.integer)) or batch_size < 1: raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-    if hasattr(images, "meta") and hasattr(images, "group_names"):     # OmniglotImages: names come with it
+    workers = check_workers(workers)
+    if path is not None and Path(path).is_dir(): raise ValueError(f"path {path} is a folder: give the name of the features file to write")
+    x = None
+    if hasattr(images, "batches") and hasattr(images, "class_names"):  # read from disk: decoded batch by batch, never all at once
+        n = len(images)
+        if labels is None: labels = np.asarray(images.class_names)[images.labels]
+        if groups is None and getattr(images, "groups", None) is not None: groups = np.asarray(images.group_names)[images.groups]
+    elif hasattr(images, "images") and hasattr(images, "meta"):       # OmniglotImages: names come with it
         if labels is None: labels = np.asarray(images.class_names)[images.labels]
         if groups is None: groups = np.asarray(images.group_names)[images.groups]
         x = torch.as_tensor(np.asarray(images.images))
-    elif hasattr(images, "floats") and hasattr(images, "labels"):      # a training set (`data.streams.ImageSource`)
+    elif hasattr(images, "floats") and hasattr(images, "x"):           # a training set (`data.streams.ImageSource`)
         if labels is None: labels = images.labels.cpu().numpy()
         if groups is None: groups = images.groups.cpu().numpy()
         x = images.x
     else:
         if labels is None: raise ValueError("labels are needed with plain image arrays: pass one label per image")
         x = images if torch.is_tensor(images) else torch.as_tensor(np.asarray(images))
-    if x.ndim == 3: x = x.unsqueeze(1)
-    if x.ndim != 4: raise ValueError(f"images must be (n, H, W) or (n, C, H, W), got shape {tuple(x.shape)}")
-    if x.dtype != torch.uint8 and not x.is_floating_point(): raise ValueError(f"images must be uint8 (0..255) or float in [0, 1], got {x.dtype}")
-    labels = _as_names(labels, class_names, len(x))
+    if x is not None:
+        if x.ndim == 3: x = x.unsqueeze(1)
+        if x.ndim != 4: raise ValueError(f"images must be (n, H, W) or (n, C, H, W), got shape {tuple(x.shape)}")
+        if x.dtype != torch.uint8 and not x.is_floating_point(): raise ValueError(f"images must be uint8 (0..255) or float in [0, 1], got {x.dtype}")
+        n = len(x)
+    labels = _as_names(labels, class_names, n)
     for what, v in (("labels", labels), ("groups", groups)):
-        if v is not None and len(v) != len(x): raise ValueError(f"{len(v)} {what} for {len(x)} images: give one per image")
+        if v is not None and len(v) != n: raise ValueError(f"{len(v)} {what} for {n} images: give one per image")
     embed = model.embed if hasattr(model, "embed") else model   # a training `Method` embeds with its backbone
     first = next(model.parameters(), None)
     if first is None: raise ValueError("the model has no parameters: pass a backbone or a Method")
     home, dev, was = first.device, get_device(device), model.training
     model.to(dev).eval()
-    try: feats = embed_images(embed, x, dev, batch_size=int(batch_size), progress=progress).float().cpu()
+    try:
+        if x is None: feats = _embed_batches(embed, images.batches(batch_size=int(batch_size), workers=workers), n, dev, progress)
+        else: feats = embed_images(embed, x, dev, batch_size=int(batch_size), progress=progress).float().cpu()
     finally: model.to(home).train(was)
-    return FeatureSource(feats, labels, groups)
+    src = FeatureSource(feats, labels, groups)
+    if path is not None: src.save(path)
+    return src
 
 
 # %% ../nbs/21_features.ipynb #48dfb5c5

@@ -93,7 +93,18 @@ def test_pip_user_runs_an_experiment(dists, tmp_path):
     out = _run(["fewshot-nb", "experiments", "copy", "experiments"], env=env, cwd=work).stdout
     assert "papermill" in out
     assert sorted(p.name for p in (work/"experiments").glob("*.ipynb")) == EXPERIMENTS
-    _run(["fewshot-nb", "data", "verify"], env=env, cwd=work)   # FEWSHOT_DATA is the shared folder in the tests
+    # FEWSHOT_DATA is the shared folder in the tests: it holds the minimal sets, the runs and the critics, not the full archives
+    _run(["fewshot-nb", "data", "verify", "small", "runs", "protonet_omniglot50_weak.pt", "simclr_omniglot50_weak.pt"], env=env, cwd=work)
+    every = subprocess.run(["fewshot-nb", "data", "verify"], env=env, cwd=work, capture_output=True, text=True)
+    assert every.returncode == 1 and "fewshot-nb data fetch images_background.zip" in every.stderr, every.stderr
+    # a copy of a standard data set, checked from the installed package: a complete miniature passes, one image less fails
+    from fewshot_nb.data.datasets import write_miniature
+    mini = write_miniature("mini_imagenet", work/"mini")
+    _run(["fewshot-nb", "data", "verify", "--dataset", "mini_imagenet", "--root", str(mini), "--workers", "1"], env=env, cwd=work)
+    gone = sorted((mini/"images").iterdir())[0]; gone.unlink()
+    short = subprocess.run(["fewshot-nb", "data", "verify", "--dataset", "mini_imagenet", "--root", str(mini), "--workers", "1"],
+                           env=env, cwd=work, capture_output=True, text=True)
+    assert short.returncode == 1 and gone.name in short.stdout + short.stderr, short.stdout + short.stderr
     (work/"runs").mkdir()                         # papermill writes into an existing folder
     _run(["papermill", "experiments/exp_lake_runs.ipynb", "runs/exp_lake_runs.ipynb", "-p", "n_tasks", "20",
           "-p", "runs_image_size", "28", "-p", "baselines", "[pixel_nn]"], env=env, cwd=work)

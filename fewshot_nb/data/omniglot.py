@@ -17,7 +17,7 @@ _log = get_logger("fewshot_nb.data.omniglot")   # downloads, decoding, the cache
 # %% auto #0
 __all__ = ['RESOURCES', 'SETS', 'SMALL_SETS', 'RUN_ALPHABETS', 'RESAMPLE', 'ALPHABETS', 'RUN_CHARACTERS', 'RUN_DRAWERS',
            'data_root', 'cache_dir', 'Resource', 'ChecksumError', 'download', 'fetch', 'OmniglotImages',
-           'load_omniglot', 'show_images', 'require_data']
+           'load_omniglot', 'show_images', 'data_files', 'require_data']
 
 # %% ../../nbs/data/10_omniglot.ipynb #45601158
 def _user_cache() -> Path:
@@ -281,20 +281,23 @@ def show_images(
     plt.tight_layout(); return fig
 
 # %% ../../nbs/data/10_omniglot.ipynb #cb3b13c9
+def data_files(*names:str) -> list[str]: # the files, each once, in the order named
+    "The data files that names stand for: a file (a key of `RESOURCES`) itself, an Omniglot set (or 'small') its archives."
+    files = []
+    for n in names:
+        if n in RESOURCES: files.append(n)
+        elif n == "small" or n in SETS: files += [SETS[s][0] for s in (SMALL_SETS if n == "small" else (n,))]
+        else: raise ValueError(f"unknown data {n!r}: name a file ({', '.join(RESOURCES)}) or an Omniglot set ({', '.join(SETS)}, small)")
+    return list(dict.fromkeys(files))
+
 def require_data(
     *names:str,                 # files (keys of `RESOURCES`) or Omniglot set names (keys of `SETS`, or 'small')
     root:str|Path|None=None,    # data root (default: `data_root()`)
     download_missing:bool=True, # try to download a missing file before giving up on it
 ) -> list[Path]:                # the verified files, in the order asked
     "Verify (and fetch where possible) every file a run needs; one FileNotFoundError naming the missing files and the command that fetches them."
-    files = []
-    for n in names:
-        if n in RESOURCES: files.append(n)
-        elif n == "small" or n in SETS: files += [SETS[s][0] for s in (SMALL_SETS if n == "small" else (n,))]
-        else: raise ValueError(f"unknown data {n!r}: name a file ({', '.join(RESOURCES)}) or an Omniglot set ({', '.join(SETS)}, small)")
-    files = list(dict.fromkeys(files))
     found, missing = [], []
-    for f in files:
+    for f in data_files(*names):
         try: found.append(fetch(f, root, download_missing=download_missing))
         except FileNotFoundError as e: missing.append(f); why = str(e)
     if missing:

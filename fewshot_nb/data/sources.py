@@ -6,13 +6,19 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/data/sources.html.md"""
 
 # %% ../../nbs/data/12_sources.ipynb #78918144
 from __future__ import annotations
+import os, time, signal, threading, multiprocessing as mp
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 from PIL import Image
 from ..core import atomic_write
 
 # %% auto #0
-__all__ = ['encode_labels', 'check_one_group', 'FeatureSource', 'ImageFolderSource']
+__all__ = ['encode_labels', 'check_one_group', 'FeatureSource', 'ImageFolderSource', 'default_workers', 'check_workers',
+           'decode_pool', 'decode_files', 'decode_batches']
 
 # %% ../../nbs/data/12_sources.ipynb #bcefff31
 def encode_labels(
@@ -212,7 +218,7 @@ class ImageFolderSource:
         out = np.empty((ids.size, self.size, self.size, self.channels), dtype=np.uint8)
         for j, i in enumerate(ids.reshape(-1)):
             try: out[j] = _decode(self.image_dir/self.files[i], self.size, self.mode)
-            except OSError as e:
+            except Exception as e:   # Pillow raises OSError, SyntaxError or ValueError on broken files
                 raise ValueError(f"cannot decode image {self.files[i]!r} (item {i} of {self.split}): {e}") from e
         return out.reshape(ids.shape + out.shape[1:])
 
@@ -220,4 +226,115 @@ class ImageFolderSource:
                 idx=None, # item indices, as for `load`
                ) -> torch.Tensor: # idx.shape + (channels, size, size) float32 in [0, 1]
         "Decoded images as a float tensor in [0, 1], channels first."
-        return torch.from_numpy(self.load(idx)).movedim(-1, -3).contiguous().float().div_(255)
+        return self.to_floats(self.load(idx))
+
+    def floats(self,
+               idx=None, # item indices, as for `load`
+              ) -> torch.Tensor: # idx.shape + (channels, size, size) float32 in [0, 1]
+        "The same as `tensors`: the name under which every image container gives its network inputs."
+        return self.tensors(idx)
+
+    @staticmethod
+    def to_floats(
+        x:np.ndarray, # (..., size, size, channels) uint8 images, as `load` gives them
+    ) -> torch.Tensor: # (..., channels, size, size) float32 in [0, 1]
+        "Decoded uint8 images (..., size, size, channels) as float32 (..., channels, size, size) in [0, 1]."
+        return torch.from_numpy(np.ascontiguousarray(x)).movedim(-1, -3).contiguous().float().div_(255)
+
+    def decoder(self): # a picklable `functools.partial` of the module's decoding function
+        "The picklable function `path -> (size, size, channels) uint8` that `load` applies to each file."
+        return partial(_decode, size=self.size, mode=self.mode)
+
+    def batches(self,
+                idx=None,           # item indices (default: all), in the order the batches follow
+                batch_size:int=256, # images per batch
+                workers:int=0,      # decoding processes (0: decode here, one image after the other)
+               ):                   # yields (b, channels, size, size) float32 tensors in [0, 1]
+        "The images at `idx` as float batches, decoded ahead of use by `workers` processes; never all in memory at once."
+        ids = self._index(idx).reshape(-1)
+        paths = [self.image_dir/self.files[i] for i in ids]
+        for x in decode_batches(self.decoder(), paths, [self.files[i] for i in ids], batch_size, workers):
+            yield self.to_floats(x)
+
+# %% ../../nbs/data/12_sources.ipynb #12c85052
+def _exit_with_parent(ppid:int, every:float=0.25):
+    "Start a daemon thread that ends this process as soon as its parent `ppid` is gone."
+    def watch():
+        while os.getppid() == ppid: time.sleep(every)
+        os._exit(0)
+    threading.Thread(target=watch, daemon=True, name="exit-with-parent").start()
+
+def _init_worker(ppid:int):
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is for the parent, which then shuts the pool down
+    _exit_with_parent(ppid)
+
+def default_workers() -> int:
+    "Worker processes to use when not told: the CPUs this process may run on, at most 8."
+    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(8, n))
+
+def check_workers(
+    workers, # a number of worker processes, as a caller passed it
+) -> int:    # the same number, as an int
+    "`workers` as an int; ValueError unless it is a non-negative integer (0: work in the calling process)."
+    if not isinstance(workers, (int, np.integer)) or isinstance(workers, bool) or workers < 0:
+        raise ValueError(f"workers must be a non-negative integer (0: decode in this process), got {workers!r}")
+    return int(workers)
+
+@contextmanager
+def decode_pool(
+    workers:int, # worker processes; 0 gives None (decode in the calling process)
+):
+    "A process pool shut down when the block ends, whose workers also end when this process dies."
+    workers = check_workers(workers)
+    if workers == 0: yield None; return
+    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(os.getpid(),))
+    try: yield pool
+    finally: pool.shutdown(wait=True, cancel_futures=True)
+
+def decode_files(
+    decode,       # picklable function: path -> uint8 array (all the same shape)
+    paths:list,   # files to decode
+    names:list,   # how to name each file in errors
+) -> np.ndarray:  # (len(paths), ...) uint8
+    "Decode `paths` with `decode` into one stacked uint8 array; a file that fails is named in a ValueError."
+    out = []
+    for p, n in zip(paths, names):
+        try: out.append(decode(p))
+        except Exception as e:   # Pillow raises OSError, SyntaxError or ValueError on broken files
+            raise ValueError(f"cannot decode image {n!r}: {type(e).__name__}: {e}") from None
+    return np.stack(out)
+
+def decode_batches(
+    decode,              # picklable function: path -> uint8 array (all the same shape)
+    paths:list,          # files to decode, in order
+    names:list|None=None,# how to name each file in errors (default: the paths)
+    batch_size:int=256,  # files per batch
+    workers:int=0,       # decoding processes; 0 decodes here, one file after the other
+    ahead:int=2,         # batches decoded ahead of the consumer (with workers)
+):                       # yields (b, ...) uint8 arrays, the batches of `paths` in order
+    "Decoded batches of `paths`, in order, by `workers` processes that work `ahead` batches ahead of the consumer."
+    if not isinstance(batch_size, (int, np.integer)) or isinstance(batch_size, bool) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    if not isinstance(ahead, (int, np.integer)) or ahead < 1: raise ValueError(f"ahead must be a positive integer, got {ahead!r}")
+    workers = check_workers(workers)
+    paths = list(paths); names = [str(p) for p in paths] if names is None else list(names)
+    if len(names) != len(paths): raise ValueError(f"{len(names)} names for {len(paths)} paths")
+    spans = [(i, min(i + batch_size, len(paths))) for i in range(0, len(paths), batch_size)]
+    with decode_pool(workers) as pool:
+        if pool is None:
+            for a, b in spans: yield decode_files(decode, paths[a:b], names[a:b])
+            return
+        step = -(-batch_size // workers)           # each batch is shared out between the workers
+        def submit(a, b):
+            return [pool.submit(decode_files, decode, paths[i:min(i + step, b)], names[i:min(i + step, b)])
+                    for i in range(a, b, step)]
+        todo, pending = iter(spans), deque()
+        for span in todo:
+            pending.append(submit(*span))
+            if len(pending) > ahead: break
+        while pending:
+            parts = [f.result() for f in pending.popleft()]
+            if (span := next(todo, None)) is not None: pending.append(submit(*span))
+            yield np.concatenate(parts)
