@@ -248,6 +248,79 @@ def test_exp_beta_refuses_bad_parameters(tmp_path):
                                                  (dict(critics=str(tmp_path)), "has no simclr.pt")))
 
 
+
+USER_GENERATORS = """
+import torch
+
+def shifted_copy(prototypes, n):
+    "Each sample: its prototype shifted by up to one pixel."
+    shifts = torch.randint(-1, 2, (n, 2)).tolist()
+    return torch.stack([torch.roll(prototypes, s, dims=(2, 3)) for s in shifts], 1)
+
+def logits(prototypes, n):
+    "Not a generator the critics can read: logits, not values in [0, 1]."
+    return 8 * (prototypes.unsqueeze(1).expand(-1, n, -1, -1, -1) - 0.5)
+"""
+
+
+@pytest.fixture
+def user_generators(tmp_path, monkeypatch):
+    "A module of one's own generators in a folder put on PYTHONPATH, which the notebook's kernel inherits."
+    folder = tmp_path/"mine"
+    folder.mkdir()
+    (folder/"my_generators.py").write_text(USER_GENERATORS)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(folder), os.environ.get("PYTHONPATH")) if p))
+    return folder
+
+
+def test_exp_generation_places_a_user_generator(tmp_path, user_generators):
+    "A generator given by its import path is scored beside the models: its rows in summary.csv, results.csv, the plane's files."
+    from fewshot_nb.generation.metrics import distance_to_humans
+    out, path = tmp_path/"out", "my_generators:shifted_copy"
+    params = dict(models=["vae_ns"], epochs=None, steps=2, context_sizes=[], n_per_class=5, maml_steps=0, n_jobs=1,
+                  user_generators=[path], stored_runs=[], stored_controls=None, out_dir=str(out))
+    pm.execute_notebook(str(ROOT/"nbs"/"exp_generation.ipynb"), str(tmp_path/"user.ipynb"), parameters=params, cwd=str(ROOT),
+                        kernel_name="python3", progress_bar=False)
+    summary = pd.read_csv(out/"summary.csv")
+    assert summary[["experiment", "model"]].values.tolist() == [["fig3a", "vae_ns"], ["user", path]]
+    user, model = summary.iloc[1], summary.iloc[0]
+    assert user.steps == 0 and user.n_classes == 24
+    assert user.recognizability_frac > 0.8 > model.recognizability_frac   # a copy of the prototype is recognised; 2 steps of a VAE are not
+    # its distance to humans is in the units of the models' points, which it leaves as they are
+    human = pd.read_csv(out/"human.csv")[["diversity", "recognizability_frac"]].mean().to_numpy()
+    pts = summary[["diversity", "recognizability_frac"]].to_numpy()
+    assert abs(model.distance_to_humans - distance_to_humans(pts[:1], human)[0]) < 1e-6
+    assert abs(user.distance_to_humans - distance_to_humans(pts[1:], human, reference=pts[:1])[0]) < 1e-6
+    results = pd.read_csv(out/"results.csv")
+    assert results[results.experiment == "user"].groupby("model").size().to_dict() == {path: 24}
+    assert path in pd.read_csv(out/"class_distances.csv").columns                # Fig. 5b's table: a column per model, yours too
+    for f in ("fig3a.png", "fig5a.png", "samples_user_my_generators_shifted_copy.png"):
+        assert (out/f).stat().st_size > 0, f
+    assert json.loads((out/"run.json").read_text())["params"]["user_generators"] == [path]
+
+
+def test_user_generators_refused_before_any_work(tmp_path, user_generators):
+    "A path that does not import, a missing attribute, or samples the critics cannot read stop the run before the bench is built."
+    cases = ((dict(user_generators=["no_such_module:f"]), "put the folder that holds it on PYTHONPATH"),
+             (dict(user_generators=["my_generators:shifted_cop"]), "its public callables: logits, shifted_copy"),
+             (dict(user_generators=["my_generators:logits"]), "outside [0, 1]"),
+             (dict(user_generators=["my_generators:shifted_copy"] * 2), "names a generator twice"))
+    _assert_refused(tmp_path, "exp_generation.ipynb", cases)
+    _assert_refused(tmp_path, "exp_beta.ipynb", cases[2:3])
+    assert not (tmp_path/"out"/"human.csv").exists()                              # stopped before the bench
+
+
+def test_exp_beta_places_a_user_generator(tmp_path, user_generators):
+    "exp_beta draws a user generator beside its betas and writes its point."
+    out, path = tmp_path/"out", "my_generators:shifted_copy"
+    params = dict(betas=[1.0], epochs=None, steps=1, n_per_class=5, n_jobs=1, long_run=None, user_generators=[path], out_dir=str(out))
+    pm.execute_notebook(str(ROOT/"nbs"/"exp_beta.ipynb"), str(tmp_path/"user.ipynb"), parameters=params, cwd=str(ROOT),
+                        kernel_name="python3", progress_bar=False)
+    points = pd.read_csv(out/"user_generators.csv")
+    assert points.model.tolist() == [path] and points.recognizability_frac.iloc[0] > 0.8
+    assert len(pd.read_csv(out/"user_results.csv")) == 24 and set(pd.read_csv(out/"summary.csv").beta) == {1.0}
+    assert (out/"samples_user_my_generators_shifted_copy.png").stat().st_size > 0
+
 # --- parameters are checked before any work (fewshot_nb.bench.experiment.check_parameters) ---
 PAPERMILL = str(Path(sys.executable).parent/"papermill")   # the venv's papermill, whose python3 kernel is the venv
 EXP_NOTEBOOKS = sorted(p.name for p in (ROOT/"nbs").glob("exp_*.ipynb"))

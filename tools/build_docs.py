@@ -366,7 +366,10 @@ def build(out: Path = DEFAULT_OUT, workers: int = 2, only: list[str] | None = No
     import importlib
     worker = importlib.import_module("build_docs").process_notebook
     if workers > 1:
-        with get_context("spawn").Pool(min(workers, len(jobs))) as pool: done = pool.map(worker, jobs, chunksize=1)
+        # a ProcessPoolExecutor's workers are not daemonic, so a notebook cell the docs processors run may start processes
+        # of its own (decoding workers), as it may under nbdev-docs; a multiprocessing.Pool's workers may not
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=get_context("spawn")) as pool: done = list(pool.map(worker, jobs, chunksize=1))
     else: done = [worker(j) for j in jobs]
     pages = {d["nb"]: d for d in done}
     # titles of pages not built (with --only) still show in the sidebar and navbar: take them from the notebooks

@@ -1,6 +1,6 @@
 """Learning curves of a one-shot generative model on the generation bench: diversity and recognizability every few epochs.
 
-Trains one model of `fewshot_nb.bench.generation.GENERATIVE_MODELS` on the bench's training characters and, at each
+Trains one model of `fewshot_nb.bench.generation.GENERATORS` on the bench's training characters and, at each
 epoch listed in `--at`, draws 20 samples from the prototype of every test class and scores them with the released
 critics (the bench's fixed recognizability tasks). One CSV row per evaluation (epoch, step, training seconds, loss,
 diversity and recognizability with their 95% half-widths over classes; recognizability as a fraction in
@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd, torch
 
 from fewshot_nb.core import seed_everything
-from fewshot_nb.bench.generation import GenerationBench, make_generative_model, training_recipe, summarise_scores, schedule_kwargs
+from fewshot_nb.bench.generation import GenerationBench, make_generator, training_recipe, summarise_scores, schedule_kwargs
 from fewshot_nb.generation.base import generate_samples
 from fewshot_nb.data.augment import Distorted
 from fewshot_nb.data.streams import ImageSource
@@ -101,7 +101,7 @@ def main(argv=None):
         except ValueError as e: ap.error(str(e))
     kw = json.loads(a.kwargs) | ({} if a.beta is None else dict(beta=a.beta))
     torch.manual_seed(a.seed)
-    m = make_generative_model(a.model, a.preset, image_size=a.image_size, **kw)
+    m = make_generator(a.model, a.preset, image_size=a.image_size, **kw)
     src = m.batches(bench.train, a.batch_size)
     if a.distort: src = Distorted(src, degrees=a.distort, translate=(a.distort / 5, a.distort / 5), scale=(0.9, 1.1))
     per_epoch = m.epoch_steps(src)   # a GAN's epoch: a pass of the data through its discriminator (`DAGAN.epoch_steps`)

@@ -10,7 +10,7 @@ import time, json
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 from torch import Tensor
-from ..core import config_hash, get_logger, page_fontsize
+from ..core import config_hash, get_logger, page_fontsize, Registry
 _log = get_logger("fewshot_nb.bench.generation")   # models trained or loaded
 from ..data.omniglot import load_omniglot
 from ..data.splits import weak_split
@@ -19,12 +19,12 @@ from ..data.streams import ImageSource
 from ..training.trainer import Trainer
 from ..metrics import mean_ci
 from ..generation.metrics import diversity, recognizability, human_point, images_by_class
-from ..generation.base import GenerativeModel, generate_samples
+from ..generation.base import GenerativeModel, generate_samples, check_samples, load_generator
 
 # %% auto #0
-__all__ = ['GENERATIVE_MODELS', 'SWEEPS', 'GenerationBench', 'schedule_kwargs', 'train_generative_model', 'training_recipe',
-           'generative_model_class', 'make_generative_model', 'run_generative_model', 'train_generative_models',
-           'summarise_scores', 'plot_plane', 'plot_sweeps']
+__all__ = ['GENERATORS', 'GENERATOR_RECIPES', 'SWEEPS', 'GenerationBench', 'schedule_kwargs', 'train_generative_model',
+           'training_recipe', 'make_generator', 'list_generators', 'run_generative_model', 'train_generative_models',
+           'summarise_scores', 'plot_plane', 'score_generator', 'plot_sweeps']
 
 # %% ../../nbs/bench/62_generation.ipynb #f0f62b34
 class GenerationBench:
@@ -84,12 +84,8 @@ class GenerationBench:
                  samples:Tensor,  # (n_classes, N, 1, S, S) generated images in [0, 1], classes in `self.classes` order
                 ) -> pd.DataFrame: # one row per class: class, diversity, recognizability_frac (a fraction in [0, 1])
         "Diversity (Eq. 2, SimCLR features) and recognizability (ProtoNet critic, the bench's tasks) of samples, per class."
-        n_c = len(self.classes)
-        if samples.ndim != 5 or len(samples) != n_c:
-            raise ValueError(f"samples must be (n_classes={n_c}, N, 1, H, W), got {tuple(samples.shape)}")
-        if samples.shape[1] != self.n_samples:
-            raise ValueError(f"the bench's recognizability tasks query {self.n_samples} samples per class; got "
-                             f"{samples.shape[1]}: generate n_samples={self.n_samples}")
+        n_c = len(self.classes)   # the tasks query `n_samples` per class, at the bench's size, in [0, 1]: `check_samples` refuses the rest
+        samples = check_samples(samples, self.n_samples, self.image_size, 1, n_c, who="the samples").cpu()
         samples = self.stretch(samples)
         flat = samples.flatten(0, 1)
         feats = critic_features(self.simclr, flat, progress=None, desc="diversity").view(n_c, samples.shape[1], -1)
@@ -146,45 +142,51 @@ def train_generative_model(
                 steps=steps, config=trainer.config)
 
 # %% ../../nbs/bench/62_generation.ipynb #bb7dd066
-GENERATIVE_MODELS = {   # cls: module:class; args: what makes it this model; train: the paper's recipe; small: the small preset's
-    "vae_ns":   dict(cls="fewshot_nb.generation.vae_ns:VAENS",   args={},               train=dict(lr=1e-3),                small={}),
-    "vae_stn":  dict(cls="fewshot_nb.generation.vae_stn:VAESTN", args={},               train=dict(lr=1e-3, grad_clip=5.0, schedule="plateau"), small={}),
-    "dagan_un": dict(cls="fewshot_nb.generation.dagan:DAGAN",    args=dict(skip=True),  train=dict(lr=1e-4, betas=(0.0, 0.9)), small=dict(lr=1e-3)),
-    "dagan_rn": dict(cls="fewshot_nb.generation.dagan:DAGAN",    args=dict(skip=False), train=dict(lr=1e-4, betas=(0.0, 0.9)), small=dict(lr=1e-3)),
+GENERATORS = Registry("generator", hint="register your own GenerativeModel with GENERATORS.register('name', MyModel) (its recipe in "
+                      "GENERATOR_RECIPES), or score any callable generate(prototypes, n) with score_generator")
+GENERATORS.register("vae_ns", "fewshot_nb.generation.vae_ns:VAENS")
+GENERATORS.register("vae_stn", "fewshot_nb.generation.vae_stn:VAESTN")
+GENERATORS.register("dagan_un", "fewshot_nb.generation.dagan:DAGAN")
+GENERATORS.register("dagan_rn", "fewshot_nb.generation.dagan:DAGAN")
+
+GENERATOR_RECIPES = {   # args: what makes the name that model; train: the paper's recipe; small: what the small preset changes in it
+    "vae_ns":   dict(args={},               train=dict(lr=1e-3),                                      small={}),
+    "vae_stn":  dict(args={},               train=dict(lr=1e-3, grad_clip=5.0, schedule="plateau"),   small={}),
+    "dagan_un": dict(args=dict(skip=True),  train=dict(lr=1e-4, betas=(0.0, 0.9)),                    small=dict(lr=1e-3)),
+    "dagan_rn": dict(args=dict(skip=False), train=dict(lr=1e-4, betas=(0.0, 0.9)),                    small=dict(lr=1e-3)),
 }
 
 def training_recipe(
-    name:str,            # a key of `GENERATIVE_MODELS`
+    name:str,            # a name of `list_generators()`
     preset:str="small",  # 'small' or 'paper'
-) -> dict:               # keyword arguments for `train_generative_model` (lr, grad_clip, betas, schedule)
+) -> dict:               # keyword arguments for `train_generative_model` (lr, grad_clip, betas, schedule); {} for a model without a recipe
     "The paper's training recipe of a model, with the small preset's changes."
-    if name not in GENERATIVE_MODELS: raise ValueError(f"unknown generative model {name!r}; choose from {list(GENERATIVE_MODELS)}")
-    return {**GENERATIVE_MODELS[name]["train"], **(GENERATIVE_MODELS[name]["small"] if preset == "small" else {})}
+    GENERATORS.get(name)                                   # an unknown name is refused with the known ones
+    r = GENERATOR_RECIPES.get(name, {})
+    return {**r.get("train", {}), **(r.get("small", {}) if preset == "small" else {})}
 
-def generative_model_class(name:str) -> type:
-    "The class of the model `name` (imported on first use, so that using one model does not import them all)."
-    if name not in GENERATIVE_MODELS: raise ValueError(f"unknown generative model {name!r}; choose from {list(GENERATIVE_MODELS)}")
-    import importlib
-    mod, cls = GENERATIVE_MODELS[name]["cls"].split(":")
-    return getattr(importlib.import_module(mod), cls)
-
-def make_generative_model(
-    name:str,               # a key of `GENERATIVE_MODELS`
-    preset:str="small",     # 'small' (CPU minutes) or 'paper' (the paper's base architecture)
+def make_generator(
+    name:str,               # a name of `list_generators()`: 'vae_ns', 'vae_stn', 'dagan_un', 'dagan_rn' (or one registered since)
+    preset:str="small",     # 'small' (CPU minutes: the class's `small` constructor) or 'paper' (the paper's base architecture)
     **kwargs,               # constructor arguments that override the preset (image_size, beta, set_size, ...)
 ) -> GenerativeModel:
     "A fresh model by name, with the paper's base architecture or the small preset."
     if preset not in ("small", "paper"): raise ValueError(f"preset must be 'small' or 'paper', got {preset!r}")
-    cls = generative_model_class(name)
-    args = {**GENERATIVE_MODELS[name]["args"], **kwargs}
-    return cls.small(**args) if preset == "small" else cls(**args)
+    cls = GENERATORS.get(name)
+    args = {**GENERATOR_RECIPES.get(name, {}).get("args", {}), **kwargs}
+    return cls.small(**args) if preset == "small" and hasattr(cls, "small") else cls(**args)
+
+
+def list_generators() -> list[str]: # the registered names, sorted
+    "Names of the models `make_generator` builds."
+    return GENERATORS.names()
 
 # %% ../../nbs/bench/62_generation.ipynb #4b20c8b1
 def _plan(image_size, train, name, preset="small", steps=300, epochs=None, batch_size=32, lr=None, schedule=None, seed=0,
           checkpoints=None, label="", **kwargs) -> dict:
     "The fresh model of a configuration, its steps, training recipe, tag and checkpoint path."
     torch.manual_seed(seed)   # the initial weights come from the training seed, not from whatever ran before
-    m = make_generative_model(name, preset, image_size=image_size, **kwargs)
+    m = make_generator(name, preset, image_size=image_size, **kwargs)
     per_epoch = m.epoch_steps(m.batches(train, batch_size))   # a GAN's epoch: a pass of the data through its discriminator
     n_steps = steps if epochs is None else max(1, int(round(epochs * per_epoch)))
     recipe = {**training_recipe(name, preset), **({} if lr is None else dict(lr=lr)), **({} if schedule is None else dict(schedule=schedule))}
@@ -195,7 +197,7 @@ def _plan(image_size, train, name, preset="small", steps=300, epochs=None, batch
 
 def run_generative_model(
     bench:GenerationBench,    # the fixed evaluation (its training data, prototypes, critics, tasks)
-    name:str,                 # a key of `GENERATIVE_MODELS`
+    name:str,                 # a name of `list_generators()`
     preset:str="small",       # 'small' or 'paper'
     steps:int=300,            # optimiser steps
     epochs:float|None=None,   # if given, train this many epochs instead of `steps` (`GenerativeModel.epoch_steps`)
@@ -286,7 +288,7 @@ def plot_plane(
     human,                 # the human point: a `HumanPoint`, or (diversity, recognizability)
     by:str|None=None,      # column whose values get one colour each (e.g. 'model')
     curves:dict|None=None, # name -> DataFrame with diversity, recognizability columns (fitted curves: `fit_sweep`'s `curve`, in the points' units)
-    annotate:str|None=None,# column to write next to each point (e.g. 'beta')
+    annotate:str|None=None,# column to write next to each point (e.g. 'beta'; a missing value writes nothing)
     ax=None,
 ):
     "The diversity-recognizability plane: models as points, humans as a black star, fitted curves as lines."
@@ -301,12 +303,29 @@ def plot_plane(
         if curves and name in curves:
             c = curves[name]; ax.plot(c.diversity, c.recognizability, "-", color=eb[0].get_color(), lw=1)
         if annotate:
-            for _, row in g.iterrows(): ax.annotate(f"{row[annotate]:g}", (row.diversity, row.recognizability_frac), fontsize=fs,
-                                                    xytext=(3, 3), textcoords="offset points")
+            for _, row in g.iterrows():
+                if pd.notna(row[annotate]): ax.annotate(f"{row[annotate]:g}", (row.diversity, row.recognizability_frac), fontsize=fs,
+                                                        xytext=(3, 3), textcoords="offset points")
     ax.plot([hd], [hr], "k*", ms=14, label="human")
     ax.set_xlabel("diversity (SimCLR features, Eq. 2)"); ax.set_ylabel("recognizability (ProtoNet critic)")
     ax.legend(fontsize=fs)
     return ax
+
+# %% ../../nbs/bench/62_generation.ipynb #a0288253
+def score_generator(
+    bench:GenerationBench,  # the fixed evaluation (prototypes, critics, tasks)
+    generator,              # a callable generate(prototypes, n), a `GenerativeModel`, an object with such a `generate` method, or an import path 'module:attribute' of one
+    name:str|None=None,     # its label in tables and figures (default: the import path, else the function's or class's name)
+    seed:int=0,             # seed of the samples (class i: the seed derived from (seed, i))
+) -> dict:                  # tag, samples, per-class scores, timing and a one-line summary, as `run_generative_model` gives them
+    "Place any generator on the bench: draw `bench.n_samples` checked samples from every test prototype and score them."
+    if isinstance(generator, str): name, generator = name or generator, load_generator(generator)
+    name = name or getattr(generator, "__name__", type(generator).__name__)
+    t0 = time.perf_counter()
+    samples = generate_samples(generator, bench.prototypes(), bench.n_samples, seed=seed)
+    scores = bench.evaluate(samples)
+    return dict(tag=name, samples=samples, scores=scores, timing=dict(eval_s=round(time.perf_counter() - t0, 2)),
+                summary=f"{name}: diversity {scores.diversity.mean():.2f}, recognizability {100 * scores.recognizability_frac.mean():.1f} %")
 
 # %% ../../nbs/bench/62_generation.ipynb #acfbacde
 SWEEPS = (("context", "set_size", None, "VAE-NS, context size"), ("attention", "n_steps", None, "VAE-STN, attention steps"),

@@ -6,7 +6,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/generation/base.html.md"""
 
 # %% ../../nbs/generation/52_base.ipynb #9c1f79dd
 from __future__ import annotations
-import copy, tempfile
+import copy, importlib, inspect, random, tempfile
 from pathlib import Path
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
@@ -17,8 +17,9 @@ from ..data.streams import ImageSource, ClassStream
 from ..training.trainer import Trainer
 
 # %% auto #0
-__all__ = ['PairBatches', 'SetBatches', 'bernoulli_nll', 'gaussian_kl', 'beta_elbo_loss', 'GenerativeModel',
-           'check_generative_model', 'first_drawings', 'follows_prototype', 'generate_samples', 'show_samples']
+__all__ = ['PairBatches', 'SetBatches', 'bernoulli_nll', 'gaussian_kl', 'beta_elbo_loss', 'check_samples', 'check_prototypes',
+           'GenerativeModel', 'check_generative_model', 'first_drawings', 'follows_prototype', 'generate_samples',
+           'load_generator', 'show_samples']
 
 # %% ../../nbs/generation/52_base.ipynb #4c47de33
 class PairBatches(ClassStream):
@@ -131,7 +132,71 @@ def beta_elbo_loss(
     loss = (nll + beta * kl).mean()
     return loss, dict(nll=nll.mean().item(), kl=kl.mean().item(), elbo=-(nll + kl).mean().item())
 
+# %% ../../nbs/generation/52_base.ipynb #613464b4
+def check_samples(
+    images,                  # a generator's output: (n_classes, n, C, H, W), or (n_classes, n, H, W) for one channel; tensor or NumPy array
+    n_expected:int,          # samples asked for per class
+    size:int,                # side of the square images asked for (the prototypes' side)
+    channels:int=1,          # channels asked for (the critics read 1: grey, ink = 1)
+    n_classes:int|None=None, # prototypes given, one row of samples per prototype (None: not checked)
+    who:str="the generator", # who returned `images`, named in the messages
+) -> Tensor:                 # (n_classes, n_expected, channels, size, size) float32, on the device it came on
+    "`images` as float32 samples, after checking type, shape, count, channels, size and range; a ValueError says what is wrong and how to fix it."
+    if not isinstance(n_expected, (int, np.integer)) or n_expected < 1: raise ValueError(f"n_expected must be a positive integer, got {n_expected!r}")
+    if not isinstance(size, (int, np.integer)) or size < 1: raise ValueError(f"size must be a positive integer, got {size!r}")
+    x = torch.from_numpy(images) if isinstance(images, np.ndarray) else images
+    if not torch.is_tensor(x):
+        raise ValueError(f"{who} returned a {type(images).__name__}: return a tensor or a NumPy array (n_classes, n, C, H, W)")
+    if x.dtype == torch.uint8:
+        raise ValueError(f"{who} returned uint8 images (0..255): return floats in [0, 1] with ink = 1, e.g. images.float() / 255")
+    if not x.is_floating_point():
+        raise ValueError(f"{who} returned images of dtype {str(x.dtype).removeprefix('torch.')}: return floats in [0, 1] with ink = 1, "
+                         "e.g. images.float() for booleans, images.float() / levels for integer grey levels")
+    if x.ndim == 4 and channels == 1: x = x.unsqueeze(2)             # (n_classes, n, H, W): one grey channel
+    if x.ndim != 5:
+        raise ValueError(f"{who} returned shape {tuple(x.shape)}: return (n_classes, n, C, H, W), the n samples of each prototype "
+                         "along the second axis")
+    if n_classes is not None and len(x) != n_classes:
+        raise ValueError(f"{who} returned samples for {len(x)} classes, given {n_classes} prototypes: return one row of samples "
+                         "per prototype, in the prototypes' order")
+    if x.shape[1] != n_expected:
+        raise ValueError(f"{who} returned {x.shape[1]} samples per class, {'fewer' if x.shape[1] < n_expected else 'more'} than the "
+                         f"{n_expected} asked: return exactly n = {n_expected} samples of each prototype")
+    if x.shape[2] != channels:
+        raise ValueError(f"{who} returned images with {x.shape[2]} channels, {channels} asked (grey, ink = 1): e.g. average "
+                         "RGB channels with images.mean(2, keepdim=True)")
+    if tuple(x.shape[3:]) != (size, size):
+        raise ValueError(f"{who} returned {x.shape[3]}x{x.shape[4]} px images, {size}x{size} asked (the prototypes' size): draw "
+                         "them at the prototypes' size, or resize with torch.nn.functional.interpolate")
+    x = x.float()
+    if not (finite := torch.isfinite(x)).all():
+        raise ValueError(f"{who} returned {int((~finite).sum())} NaN or infinite values among {x.numel()}: check the "
+                         "generator's arithmetic (a division by zero, an overflow) before scoring it")
+    lo, hi = float(x.min()), float(x.max())
+    if lo < 0 or hi > 1:
+        raise ValueError(f"{who} returned values in [{lo:.4g}, {hi:.4g}], outside [0, 1]: the critics read floats in [0, 1] with "
+                         "ink = 1; apply torch.sigmoid to logits, divide 0..255 levels by 255, map tanh outputs with (x + 1) / 2, "
+                         "or clamp(0, 1) a small overshoot")
+    return x
+
 # %% ../../nbs/generation/52_base.ipynb #d8bfd088
+def check_prototypes(
+    prototypes:Tensor,     # (n, C, S, S) one image of each class
+    size:int|None=None,    # the side S asked for (None: any square)
+    channels:int|None=None,# the channels C asked for (None: any)
+) -> Tensor:               # `prototypes`, unchanged
+    "Refuse prototypes that are not a float tensor (n, C, S, S) in [0, 1] of the size and channels asked for."
+    ok = torch.is_tensor(prototypes) and prototypes.ndim == 4 and prototypes.shape[-1] == prototypes.shape[-2] and len(prototypes) > 0
+    if ok and size is not None: ok = prototypes.shape[-1] == size
+    if ok and channels is not None: ok = prototypes.shape[1] == channels
+    if not ok:
+        got = tuple(prototypes.shape) if torch.is_tensor(prototypes) else type(prototypes).__name__
+        want = f"(n, {channels if channels is not None else 'C'}, {size if size is not None else 'S'}, {size if size is not None else 'S'})"
+        raise ValueError(f"prototypes must be a non-empty tensor {want}, got {got}; resize the images to the model's image_size")
+    if not prototypes.is_floating_point() or prototypes.min() < 0 or prototypes.max() > 1:
+        raise ValueError("prototypes must be floats in [0, 1] (ink = 1): divide uint8 images by 255")
+    return prototypes
+
 class GenerativeModel(nn.Module):
     "Base of the one-shot generative models: trained by `Trainer` on `batches(data)`, sampled with `generate`."
     batch_kind = "pair"   # 'pair' (`PairBatches`) or 'set' (`SetBatches`)
@@ -179,13 +244,7 @@ class GenerativeModel(nn.Module):
                  seed:int|None=0,    # fixes the draws (None: torch's current random state)
                 ) -> Tensor:         # (n, n_samples, C, H, W) in [0, 1]
         "Draw `n_samples` new images of the class of each prototype, in eval mode, reproducibly."
-        shape = (self.channels, self.image_size, self.image_size)
-        if not torch.is_tensor(prototypes) or prototypes.ndim != 4 or tuple(prototypes.shape[1:]) != shape:
-            got = tuple(prototypes.shape) if torch.is_tensor(prototypes) else type(prototypes).__name__
-            raise ValueError(f"prototypes must be a tensor (n, {', '.join(map(str, shape))}), got {got}; "
-                             "resize the images to the model's image_size")
-        if not prototypes.is_floating_point() or prototypes.min() < 0 or prototypes.max() > 1:
-            raise ValueError("prototypes must be floats in [0, 1] (ink = 1): divide uint8 images by 255")
+        check_prototypes(prototypes, self.image_size, self.channels)
         if n_samples < 1: raise ValueError(f"n_samples must be >= 1, got {n_samples}")
         dev = next(self.parameters()).device
         was = self.training; self.eval()
@@ -194,9 +253,7 @@ class GenerativeModel(nn.Module):
                 if seed is not None: torch.manual_seed(seed)
                 out = self.sample(prototypes.to(dev), int(n_samples))
         finally: self.train(was)
-        want = (len(prototypes), int(n_samples), *shape)
-        if tuple(out.shape) != want: raise RuntimeError(f"{type(self).__name__}.sample returned {tuple(out.shape)}, expected {want}")
-        return out
+        return check_samples(out, int(n_samples), self.image_size, self.channels, len(prototypes), who=f"{type(self).__name__}.sample")
 
     def hparams(self) -> dict:
         "The constructor arguments that define the model (for `config` and the run record)."
@@ -258,6 +315,31 @@ def check_generative_model(
                 cond_effect=cond_effect, train_loss=float(hist["loss"].iloc[-1]))
 
 # %% ../../nbs/generation/52_base.ipynb #046025f4
+def _seeded_call(
+    fn,                 # a callable generate(prototypes, n)
+    prototypes:Tensor,  # (n_classes, C, H, W)
+    n_samples:int,      # samples per prototype
+    seed:int,           # seeds torch's, NumPy's and Python's global random states for the call
+):
+    "Call `fn(prototypes, n_samples)` without gradients, seeded, leaving the caller's random states as they were."
+    np_state, py_state = np.random.get_state(), random.getstate()
+    try:
+        with torch.random.fork_rng(devices=[]), torch.no_grad():
+            torch.manual_seed(seed); np.random.seed(seed % 2**32); random.seed(seed)
+            return fn(prototypes.clone(), n_samples)   # a copy: a generator that writes into its input cannot change the bench's
+    finally: np.random.set_state(np_state); random.setstate(py_state)
+
+def _draw_fn(generator):
+    "How to draw from `generator`: a function (prototypes, n, seed) -> samples, and the generator's name for messages."
+    if isinstance(generator, GenerativeModel):
+        return (lambda p, n, s: generator.generate(p, n, seed=s)), f"{type(generator).__name__}.generate"
+    if callable(getattr(generator, "generate", None)) and not isinstance(generator, type):
+        return (lambda p, n, s: _seeded_call(generator.generate, p, n, s)), f"{type(generator).__name__}.generate"
+    if callable(generator) and not isinstance(generator, type):
+        return (lambda p, n, s: _seeded_call(generator, p, n, s)), getattr(generator, "__name__", type(generator).__name__)
+    raise ValueError(f"a generator must be a GenerativeModel, a callable generate(prototypes, n) or an object with such a "
+                     f"`generate` method, got {generator!r}")
+
 def first_drawings(
     data:ImageSource,           # images with their class labels
     binarize:float|None=0.5,  # threshold in [0, 1] (Omniglot is binary), or None for the float images
@@ -268,7 +350,7 @@ def first_drawings(
     return x if binarize is None else (x > binarize).float()
 
 def follows_prototype(
-    model:GenerativeModel,  # a (trained) generative model
+    model,                  # a (trained) generative model, or any generator of `generate_samples`
     prototypes:Tensor,      # (n_classes, C, H, W) one drawing of each class, floats in [0, 1]
     critic:Critic|None=None,# the judge, in its head's metric space (default: the released ProtoNet critic)
     n_samples:int=20,       # samples drawn from each prototype
@@ -279,21 +361,60 @@ def follows_prototype(
     if len(prototypes) < 2: raise ValueError(f"need prototypes of at least 2 classes, got {len(prototypes)}")
     if critic is None:
         with torch.random.fork_rng(devices=[]): critic = load_critic("protonet")   # leaves torch's random state as it was
-    samples = model.generate(prototypes, n_samples, seed=seed).flatten(0, 1).cpu()
+    draw, who = _draw_fn(model)                            # a model draws through `generate`, as before
+    samples = check_samples(draw(prototypes, n_samples, seed), n_samples, prototypes.shape[-1], prototypes.shape[1],
+                            len(prototypes), who).flatten(0, 1).cpu()
     embed = lambda x, **kw: critic_features(critic, x, space="head", **kw)
     return own_prototype_rate(embed(prototypes.cpu()), embed(samples, minmax=True).view(len(prototypes), n_samples, -1),
                               n_perm=n_perm, seed=seed)
 
 # %% ../../nbs/generation/52_base.ipynb #6bddb589
 def generate_samples(
-    model:GenerativeModel,  # a trained model
+    generator,              # a `GenerativeModel`, any callable `generate(prototypes, n)`, or an object with such a `generate` method
     prototypes:Tensor,      # (n_classes, C, H, W) one image per class, floats in [0, 1]
     n_samples:int=20,       # draws per class (the paper: 20, as many as Omniglot's drawers)
     seed:int=0,             # seed of the draws; class i uses the seed derived from (seed, i)
-) -> Tensor:                # (n_classes, n_samples, C, H, W) on the CPU
-    "Draw `n_samples` images of each class, reproducibly and independently of the other classes."
-    return torch.cat([model.generate(prototypes[i:i + 1], n_samples, seed=derive_seed(seed, i)).cpu()
+) -> Tensor:                # (n_classes, n_samples, C, H, W) float32 in [0, 1], on the CPU
+    "Draw `n_samples` images of each class, reproducibly and independently of the other classes; every draw passes `check_samples`."
+    draw, who = _draw_fn(generator)
+    check_prototypes(prototypes)
+    if not isinstance(n_samples, (int, np.integer)) or n_samples < 1: raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
+    size, channels = prototypes.shape[-1], prototypes.shape[1]
+    return torch.cat([check_samples(draw(prototypes[i:i + 1], int(n_samples), derive_seed(seed, i)), int(n_samples), size, channels, 1, who).cpu()
                       for i in range(len(prototypes))])
+
+# %% ../../nbs/generation/52_base.ipynb #846ecbb0
+def load_generator(
+    path:str,   # 'module:attribute' or 'module.attribute'; the module must be importable (its folder on PYTHONPATH or sys.path)
+):              # the generator: a `GenerativeModel`, an object with a `generate(prototypes, n)` method, or a callable generate(prototypes, n)
+    "A user's generator by its import path, checked to be one that `generate_samples` can draw from."
+    if not isinstance(path, str) or not path.strip():
+        raise ValueError(f"a generator's path must be a string 'module:attribute', got {path!r}")
+    mod, sep, attr = path.partition(":") if ":" in path else path.rpartition(".")
+    if not mod or not attr or not sep:
+        raise ValueError(f"a generator's path is 'module:attribute' (or 'module.attribute'), got {path!r}")
+    try: module = importlib.import_module(mod)
+    except ImportError as e:
+        raise ValueError(f"cannot import module {mod!r} of the generator {path!r} ({e}); put the folder that holds it on "
+                         "PYTHONPATH (or sys.path), or install it") from e
+    if not hasattr(module, attr):
+        names = sorted(k for k, v in vars(module).items() if callable(v) and not k.startswith("_"))
+        raise ValueError(f"module {mod!r} has no attribute {attr!r}; its public callables: {', '.join(names) or 'none'}")
+    obj = getattr(module, attr)
+    if isinstance(obj, type):
+        try: obj = obj()
+        except TypeError as e:
+            raise ValueError(f"{path} is a class that cannot be built without arguments ({e}): give the path of an instance, "
+                             "or of a function that returns samples") from e
+    _draw_fn(obj)                                           # refuses anything that is not a generator
+    fn = obj if not isinstance(obj, GenerativeModel) and not callable(getattr(obj, "generate", None)) else None
+    if fn is not None:
+        try: inspect.signature(fn).bind(None, None)
+        except TypeError as e:
+            raise ValueError(f"{path} must take (prototypes, n) and return (n_classes, n, C, H, W) samples; its signature "
+                             f"{inspect.signature(fn)} does not ({e})") from e
+        except ValueError: pass                             # no signature to read (a builtin): the first call will tell
+    return obj
 
 # %% ../../nbs/generation/52_base.ipynb #612b393a
 def show_samples(

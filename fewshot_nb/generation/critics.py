@@ -11,9 +11,11 @@ import pandas as pd
 from pathlib import Path
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
-from ..core import atomic_write, as_rng, to_tensor, progress as _progress, get_logger
+from ..core import atomic_write, as_rng, to_tensor, progress as _progress, get_logger, Registry, save_csv, save_json
 _log = get_logger("fewshot_nb.generation.critics")   # pretrained critics loaded
-from ..data.omniglot import fetch
+from ..data.omniglot import fetch, OmniglotImages
+from ..data.samplers import EpisodeSampler
+from ..metrics import accuracy, mean_ci, paired_comparison
 from ..training.backbones import ConvBlock, count_params
 from ..data.streams import ImageSource, EpisodeStream
 from ..training.trainer import ProtoNetTraining, Trainer
@@ -21,9 +23,10 @@ from ..training.simclr import SimCLR, ViewBatches
 from ..training.maml import MAML
 
 # %% auto #0
-__all__ = ['CRITIC_FILES', 'MAML_ORDERS', 'critic_embedding', 'Critic', 'load_critic', 'critic_input', 'critic_features',
+__all__ = ['CRITIC_FILES', 'CRITICS', 'MAML_ORDERS', 'IMAGE_SUFFIXES', 'critic_embedding', 'Critic', 'load_critic',
+           'protonet_critic', 'simclr_critic', 'make_critic', 'list_critics', 'critic_input', 'critic_features',
            'save_critic', 'critic_from_file', 'train_critic', 'CriticBody', 'maml_critic', 'save_maml_critic',
-           'maml_critic_from_file', 'train_maml_critic', 'critics_from_folder']
+           'maml_critic_from_file', 'train_maml_critic', 'critics_from_folder', 'load_class_folder', 'train_critics']
 
 # %% ../../nbs/generation/50_critics.ipynb #fee06ed9
 CRITIC_FILES = {'protonet': 'protonet_omniglot50_weak.pt', 'simclr': 'simclr_omniglot50_weak.pt'}
@@ -82,6 +85,39 @@ def load_critic(
     critic = Critic(kind)
     critic.load_state_dict(state, strict=True)
     return critic.to(device).eval()
+
+# %% ../../nbs/generation/50_critics.ipynb #a07ecf5b
+CRITICS = Registry("critic", hint="register your own with @CRITICS.register('name') on a function "
+                                  "(pretrained:bool=True, root=None, device='cpu') -> Critic")
+
+@CRITICS.register("protonet")
+def protonet_critic(
+    pretrained:bool=True,  # the released weights (`load_critic`); False: a freshly initialised network
+    root=None,             # data root of the released weights (default: `fewshot_nb.data.omniglot.data_root()`)
+    device="cpu",          # where to put the network
+) -> Critic:               # in eval mode
+    "The Prototypical Net critic of recognizability (S1)."
+    return load_critic("protonet", root, device) if pretrained else Critic("protonet").to(device).eval()
+
+@CRITICS.register("simclr")
+def simclr_critic(
+    pretrained:bool=True,  # the released weights (`load_critic`); False: a freshly initialised network
+    root=None,             # data root of the released weights (default: `fewshot_nb.data.omniglot.data_root()`)
+    device="cpu",          # where to put the network
+) -> Critic:               # in eval mode
+    "The SimCLR critic of diversity (S2)."
+    return load_critic("simclr", root, device) if pretrained else Critic("simclr").to(device).eval()
+
+def make_critic(
+    name:str,   # a name of `list_critics()`: 'protonet', 'simclr' (or one registered since)
+    **kwargs,   # passed to the critic's factory (pretrained, root, device)
+) -> Critic:
+    "Build the critic `name`: the released weights by default."
+    return CRITICS.make(name, **kwargs)
+
+def list_critics() -> list[str]: # the registered names, sorted
+    "Names of the critics `make_critic` builds."
+    return CRITICS.names()
 
 # %% ../../nbs/generation/50_critics.ipynb #74e31e40
 def critic_input(
@@ -308,12 +344,160 @@ def critics_from_folder(
     data_root=None,            # data root for the released critics (default: FEWSHOT_DATA, else the download folder)
 ) -> dict[str, Critic]:        # {"simclr": ..., "protonet": ...}, in eval mode
     "The diversity (SimCLR) and recognizability (ProtoNet) critics: released, or saved in `folder` by `save_critic`."
-    if folder is None: return {kind: load_critic(kind, data_root) for kind in CRITIC_FILES}
+    if folder is None: return {kind: make_critic(kind, root=data_root) for kind in ("simclr", "protonet")}
     out = {}
     for kind in ("simclr", "protonet"):
         path = Path(folder) / f"{kind}.pt"
         if not path.is_file():
             raise ValueError(f"critics folder {folder} has no {kind}.pt: it must hold simclr.pt and protonet.pt, written with "
-                             "fewshot_nb.generation.critics.save_critic (or pass critics=None for the released critics)")
+                             "fewshot_nb.generation.critics.save_critic or train_critics (or pass critics=None for the released critics)")
         out[kind] = critic_from_file(path, kind)
     return out
+
+# %% ../../nbs/generation/50_critics.ipynb #97c4e5bb
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp")
+
+def _ink_up(
+    x:np.ndarray,   # (n, H, W) uint8 grey levels
+    ink:str,        # 'dark', 'light' or 'auto'
+) -> np.ndarray:    # the same with ink = 255
+    "Grey levels with the ink high: dark ink inverted; 'auto' takes the rarer side of the whole data set as ink."
+    if ink not in ("auto", "dark", "light"): raise ValueError(f"ink must be 'auto', 'dark' or 'light', got {ink!r}")
+    dark = x.mean() > 127.5 if ink == "auto" else ink == "dark"
+    return 255 - x if dark else x
+
+def load_class_folder(
+    folder:str|Path,     # one sub-folder of images per class (nested folders give classes such as 'alphabet/character')
+    size:int=50,         # side of the square images (the critics read 50 px)
+    ink:str="auto",      # 'dark' (dark strokes on light paper: inverted), 'light', or 'auto' (the rarer side of the data set is ink)
+    min_per_class:int=2, # a class with fewer images is refused (a one-shot task needs a support and a query)
+) -> OmniglotImages:     # grey uint8 images with ink = 255, one class per sub-folder; `alphabet`: the class's top folder
+    "The images of a class folder, decoded to grey `size` px drawings with ink = 255, as the critics' Omniglot images."
+    from PIL import Image
+    root = Path(folder).expanduser()
+    if not root.is_dir(): raise FileNotFoundError(f"no class folder at {root}: give a folder with one sub-folder of images per class")
+    if not isinstance(size, (int, np.integer)) or size < 8: raise ValueError(f"size must be an integer >= 8, got {size!r}")
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+    if not files: raise ValueError(f"no images ({', '.join(IMAGE_SUFFIXES)}) under {root}")
+    if loose := [p.name for p in files if p.parent == root]:
+        raise ValueError(f"{len(loose)} images sit directly in {root} (e.g. {loose[0]}): put each image in the sub-folder of its class")
+    rel = [p.relative_to(root) for p in files]
+    meta = pd.DataFrame(dict(class_name=[r.parent.as_posix() for r in rel], alphabet=[r.parts[0] for r in rel],
+                             file=[r.as_posix() for r in rel]))
+    counts = meta.class_name.value_counts()
+    if len(counts) < 2: raise ValueError(f"{root} holds {len(counts)} class: one-shot tasks need at least 2 classes, one sub-folder each")
+    if (small := counts[counts < min_per_class]).size:
+        raise ValueError(f"{small.size} classes have fewer than {min_per_class} images, e.g. {small.index[0]!r} ({small.iloc[0]}): "
+                         "add images or remove those sub-folders")
+    out = np.empty((len(files), size, size), np.uint8)
+    for j, p in enumerate(files):
+        try:
+            with Image.open(p) as im:
+                im = im.convert("L"); w, h = im.size; s = min(w, h); l, t = (w - s) // 2, (h - s) // 2
+                out[j] = np.asarray(im.crop((l, t, l + s, t + s)).resize((size, size), Image.Resampling.BILINEAR), dtype=np.uint8)
+        except OSError as e: raise ValueError(f"cannot decode image {p}: {e}") from e
+    return OmniglotImages(_ink_up(out, ink), meta)
+
+# %% ../../nbs/generation/50_critics.ipynb #3fa71b43
+def _as_drawings(
+    source,     # a class folder, `OmniglotImages`, `ImageFolderSource` or `ImageSource`
+    ink:str,    # which side is ink, for images that are not Omniglot's
+) -> OmniglotImages: # grey 50 px images, ink = 255
+    "Any of `train_critics`'s sources as 50 px drawings with ink = 255 and class names."
+    from fewshot_nb.data.sources import ImageFolderSource
+    from fewshot_nb.data.streams import unit_floats
+    if isinstance(source, (str, Path)): return load_class_folder(source, 50, ink)
+    if isinstance(source, OmniglotImages):
+        if source.size != 50: raise ValueError(f"the critics take 50 px images, got Omniglot at {source.size} px: load it with "
+                                               "load_omniglot(size=50, resample='bilinear')")
+        return source
+    if isinstance(source, ImageFolderSource):
+        x, y, names = source.tensors(), source.labels, np.asarray(source.class_names)
+        groups = names[y] if source.groups is None else np.asarray(source.group_names)[source.groups]
+    elif isinstance(source, ImageSource):
+        x, y = unit_floats(source.x.cpu()), source.labels.cpu().numpy()
+        names, groups = np.array([f"class{c}" for c in range(source.n_classes)]), None
+    else:
+        raise ValueError(f"source must be a class folder (a path), OmniglotImages, an ImageFolderSource or an ImageSource, "
+                         f"got {type(source).__name__}")
+    x = x.float().mean(1, keepdim=True)                                            # grey
+    if x.shape[-1] != 50 or x.shape[-2] != 50:
+        x = F.interpolate(x, size=(50, 50), mode="bilinear", align_corners=False, antialias=x.shape[-1] > 50)
+    img = _ink_up((x[:, 0] * 255).round().clamp(0, 255).to(torch.uint8).numpy(), ink)
+    cls = names[np.asarray(y)]
+    return OmniglotImages(img, pd.DataFrame(dict(class_name=cls, alphabet=cls if groups is None else groups)))
+
+def _nearest_mean_accuracy(
+    z:Tensor,            # (n, d) features of every image
+    batch,               # an `EpisodeBatch` of tasks over those images
+) -> np.ndarray:         # (n_tasks,) accuracy of each task
+    "One-shot (or few-shot) accuracy of the nearest class mean, squared Euclidean, in the space of `z`."
+    zs, zq = batch.gather(z.double())
+    onehot = F.one_hot(batch.support_labels.clamp_min(0), batch.n_way).double() * batch.support_mask[..., None]
+    means = onehot.transpose(1, 2) @ zs / onehot.sum(1)[..., None]                 # (n_tasks, n_way, d)
+    return accuracy(-torch.cdist(zq, means).pow(2), batch.query_labels, batch.query_mask)
+
+def train_critics(
+    source,                  # a class folder (`load_class_folder`), or `OmniglotImages` at 50 px, an `ImageFolderSource`, an `ImageSource`
+    steps:int=2000,          # training steps of each critic (the paper: 8,000 for the ProtoNet, about 23,000 for the SimCLR)
+    test_frac:float=0.2,     # share of the classes held out of training, on which the critics are checked (at least `n_way`)
+    n_way:int=5,             # the check: classes per one-shot task
+    n_query:int=5,           # the check: queries per class and task (fewer if a held-out class has fewer images)
+    n_tasks:int=500,         # the check: one-shot tasks, the same for every critic
+    train_way:int=60,        # ProtoNet training: classes per episode (at most the training classes)
+    batch_size:int=128,      # SimCLR training: images per batch (at most the training images)
+    ink:str="auto",          # for a folder or non-Omniglot images: which side is ink ('dark', 'light', 'auto': the rarer)
+    seed:int=0,              # seed of the class split, the training and the check's tasks
+    out:str|Path|None=None,  # folder for simclr.pt, protonet.pt, report.csv, split.json and the checkpoints (a second call resumes)
+    device="cpu",            # 'cpu', 'cuda' or 'auto'
+    progress:bool|None=None, # progress bars (default: `core.set_progress` / FEWSHOT_PROGRESS)
+) -> tuple[dict[str, Critic], pd.DataFrame]: # {'simclr', 'protonet'} in eval mode, and their one-shot accuracy on the held-out classes
+    "Train the diversity (SimCLR) and recognizability (ProtoNet) critics on a user's data set, and check them on held-out classes."
+    if not 0 < test_frac < 1: raise ValueError(f"test_frac must lie strictly between 0 and 1, got {test_frac}")
+    if n_way < 2: raise ValueError(f"n_way must be >= 2, got {n_way}")
+    if n_tasks < 1 or n_query < 1 or steps < 1: raise ValueError(f"n_tasks, n_query and steps must be >= 1, got {n_tasks}, {n_query}, {steps}")
+    data = _as_drawings(source, ink)
+    names = list(data.class_names)
+    n_test = max(n_way, int(round(test_frac * len(names))))
+    if len(names) - n_test < 2:
+        raise ValueError(f"{len(names)} classes cannot give {n_test} held-out classes and 2 training classes: lower n_way or "
+                         "test_frac, or add classes")
+    order = as_rng(seed).permutation(len(names))
+    test_classes, train_classes = sorted(names[i] for i in order[:n_test]), sorted(names[i] for i in order[n_test:])
+    test = data.subset(test_classes)
+    q = min(n_query, int(np.bincount(test.labels).min()) - 1)
+    if q < 1: raise ValueError("every held-out class needs 2 images or more (a support and a query)")
+    folder = None if out is None else Path(out)
+    ck = lambda kind: None if folder is None else folder/f"{kind}.ckpt"
+    n_train = len(names) - n_test
+    critics, hist = {}, {}
+    critics["protonet"], hist["protonet"] = train_critic("protonet", data, train_classes, steps=steps, n_way=min(train_way, n_train),
+                                                         seed=seed, checkpoint=ck("protonet"), device=device, progress=progress)
+    critics["simclr"], hist["simclr"] = train_critic("simclr", data, train_classes, steps=steps, batch_size=batch_size, seed=seed,
+                                                     checkpoint=ck("simclr"), device=device, progress=progress)
+    critics = {k: critics[k] for k in ("simclr", "protonet")}
+    batch = EpisodeSampler(test.labels, n_way, 1, q).sample_batch(n_tasks, seed=seed)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed); untrained = Critic("simclr").eval()
+    acc = {"protonet": _nearest_mean_accuracy(critic_features(critics["protonet"], test.images, space="head"), batch),
+           "simclr": _nearest_mean_accuracy(critic_features(critics["simclr"], test.images), batch),
+           "untrained": _nearest_mean_accuracy(critic_features(untrained, test.images), batch)}
+    space = {"protonet": "head (128-d metric space)", "simclr": "features (256-d, diversity's)", "untrained": "features (256-d)"}
+    rows = []
+    for k, a in acc.items():
+        ci, gain = mean_ci(a), paired_comparison(a, acc["untrained"]) if k != "untrained" else None
+        rows.append(dict(critic=k, space=space[k], accuracy_frac=ci.mean, accuracy_hw_frac=ci.half_width, chance_frac=1 / n_way,
+                         gain_over_untrained_pp=np.nan if gain is None else 100 * gain.mean_diff,
+                         gain_low_pp=np.nan if gain is None else 100 * gain.low, gain_high_pp=np.nan if gain is None else 100 * gain.high,
+                         fit_to_judge=gain is not None and gain.low > 0, steps=0 if k == "untrained" else int(hist[k].step.iloc[-1]),
+                         n_way=n_way, n_shot=1, n_query=q, n_tasks=batch.n_tasks, n_test_classes=n_test, n_train_classes=n_train))
+    report = pd.DataFrame(rows)
+    for r in report[report.critic != "untrained"].itertuples():
+        if not r.fit_to_judge:
+            _log.warning(f"the {r.critic} critic does not beat an untrained network on the held-out classes ({100 * r.accuracy_frac:.1f}% "
+                         f"against {100 * acc['untrained'].mean():.1f}%): train it longer before it judges generators")
+    if folder is not None:
+        for k, c in critics.items(): save_critic(c, folder/f"{k}.pt")
+        save_csv(report, folder/"report.csv")
+        save_json(dict(seed=seed, test_classes=test_classes, train_classes=train_classes), folder/"split.json")
+    return critics, report

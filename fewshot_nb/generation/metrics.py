@@ -316,14 +316,17 @@ def human_point(
 
 # %% ../../nbs/generation/51_metrics.ipynb #7e5e373b
 def distance_to_humans(
-    points,       # (n_models, 2) (diversity, recognizability) of each model
-    human,        # (2,) the human point
-) -> np.ndarray:  # (n_models,) Euclidean distance to the human point after z-scoring both axes
+    points,          # (n_models, 2) (diversity, recognizability) of each model
+    human,           # (2,) the human point
+    reference=None,  # (n_ref, 2) the points whose spread (with the human one) sets the units; None: `points` themselves
+) -> np.ndarray:     # (n_models,) Euclidean distance to the human point after z-scoring both axes
     "Sec. 4.3: z-score both axes over all points and the human one, then the L2 distance of each model to humans."
     p = np.asarray(points, dtype=np.float64); h = np.asarray(human, dtype=np.float64)
     if p.ndim != 2 or p.shape[1] != 2: raise ValueError(f"points must be (n_models, 2) pairs (diversity, recognizability), got shape {p.shape}")
     if h.shape != (2,): raise ValueError(f"human must be one (diversity, recognizability) pair, got shape {h.shape}")
-    return np.linalg.norm((p - h) / z_scale(p, h), axis=1)
+    r = p if reference is None else np.asarray(reference, dtype=np.float64)
+    if r.ndim != 2 or r.shape[1] != 2: raise ValueError(f"reference must be (n_ref, 2) pairs (diversity, recognizability), got shape {r.shape}")
+    return np.linalg.norm((p - h) / z_scale(r, h), axis=1)
 
 def z_scale(
     points,       # (n_models, 2) (diversity, recognizability) of each model
