@@ -131,14 +131,17 @@ def json_arg(
 
 def run_evaluate(a:argparse.Namespace) -> int:   # the exit status
     "`fewshot-nb evaluate`: read and check the features, evaluate the methods, write the files, print the table."
-    from fewshot_nb.bench.evaluate import load_feature_sets, evaluate_features, results_table
+    from fewshot_nb.bench.evaluate import load_feature_sets, evaluate_features, results_table, plot_results
+    from fewshot_nb.core import save_figure
     kwargs, tune = json_arg(a.method_kwargs, "--method-kwargs"), json_arg(a.tune, "--tune")
     sets = load_feature_sets(a.features, base=a.base, val=a.val, labels=a.labels, base_labels=a.base_labels, val_labels=a.val_labels)
     res = evaluate_features(sets, a.methods, shots=a.shots, n_way=a.ways, n_query=a.queries, dirichlet=a.dirichlet, n_tasks=a.tasks,
                             seed=a.seed, method_kwargs=kwargs, out=a.out, device=a.device, tune=tune, n_val_tasks=a.val_tasks,
                             force=a.force, show_progress=sys.stderr.isatty() or None)
     print(results_table(res))
-    print(f"\nwrote results.csv, tasks.csv, {'tuning.csv, ' if tune else ''}the task manifests (manifest_*.npz) and run.json to {a.out}")
+    import matplotlib; matplotlib.use("Agg")   # no display needed: the figure goes to a file
+    save_figure(plot_results(res), Path(a.out)/"results.png")
+    print(f"\nwrote results.csv, results.png, tasks.csv, {'tuning.csv, ' if tune else ''}the task manifests (manifest_*.npz) and run.json to {a.out}")
     return 0
 
 # %% ../nbs/90_cli.ipynb #fa9c44d5

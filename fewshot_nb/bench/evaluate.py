@@ -10,7 +10,7 @@ import inspect, itertools, json, time
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np, pandas as pd, torch
-from ..core import RunRecord, save_csv, get_device, array_digest, file_md5, progress
+from ..core import RunRecord, save_csv, page_fontsize, get_device, array_digest, file_md5, progress
 from ..metrics import mean_ci
 from ..data.sources import FeatureSource
 from ..data.feature_files import read_features, read_base, check_compatible
@@ -21,7 +21,7 @@ from .classification import TaskSetting, setting_seed
 
 # %% auto #0
 __all__ = ['ROLES', 'RESULT_UNITS', 'FeatureSets', 'load_feature_sets', 'check_task_sizes', 'MethodSpec', 'check_methods',
-           'evaluate_features', 'results_table']
+           'evaluate_features', 'results_table', 'plot_results']
 
 # %% ../../nbs/bench/63_evaluate.ipynb #96d9fa93
 ROLES = {"test": "test features", "base": "base features", "val": "validation features"}
@@ -343,3 +343,32 @@ def results_table(
     q = "balanced queries" if results.dirichlet_a.isna().all() else f"Dir({results.dirichlet_a.iloc[0]:g}) queries"
     head = f"{results.n_way.iloc[0]}-way, {results.n_query.iloc[0]} queries per class ({q}), {results.n_tasks.iloc[0]} tasks per shot, 95% intervals"
     return head + "\n" + t.rename_axis(None).to_string()
+
+# %% ../../nbs/bench/63_evaluate.ipynb #c5cb2784
+def plot_results(
+    results:pd.DataFrame,   # `evaluate_features`'s table, or its results.csv read back
+    title:str|None=None,    # the figure's title (default: the setting: ways, queries, tasks)
+    ax=None,                # an axes to draw in (default: a new page-wide figure)
+):                          # the matplotlib Figure
+    "Accuracy with its 95% interval, one group of bars per shot, one bar per method, and chance."
+    import matplotlib.pyplot as plt
+    if missing := {"method", "n_shot", "acc_pct", "ci95_pct"} - set(results.columns):
+        raise ValueError(f"results lacks the columns {sorted(missing)}: pass evaluate_features' table or its results.csv")
+    if ax is None: _, ax = plt.subplots(figsize=(6.5, 3.2), dpi=100)   # every text shows at 9 pt or more on the page
+    fig, fs = ax.figure, page_fontsize(ax.figure)
+    methods, shots = list(dict.fromkeys(results.method)), sorted(results.n_shot.unique())
+    w = 0.8 / len(methods)
+    for j, m in enumerate(methods):
+        r = results[results.method == m].set_index("n_shot").reindex(shots)
+        x = np.arange(len(shots)) + (j - (len(methods) - 1) / 2) * w
+        bars = ax.bar(x, r.acc_pct, w * 0.92, yerr=r.ci95_pct, capsize=3, label=m)
+        ax.bar_label(bars, fmt="%.1f", padding=6, fontsize=fs)
+    if "n_way" in results: ax.axhline(100 / results.n_way.iloc[0], color="grey", ls=":", lw=1, label="chance")
+    if title is None and {"n_way", "n_query", "n_tasks"} <= set(results.columns):
+        title = f"{results.n_way.iloc[0]}-way, {results.n_query.iloc[0]} queries per class, {results.n_tasks.iloc[0]} tasks per shot (95% CI)"
+    ax.set_xticks(range(len(shots)), [f"{k}-shot" for k in shots], fontsize=fs)
+    ax.set_ylim(0, 100); ax.set_ylabel("accuracy (%)", fontsize=fs); ax.tick_params(labelsize=fs)
+    if title: ax.set_title(title, fontsize=fs)
+    ax.legend(loc="upper left", ncol=2, fontsize=fs)
+    fig.tight_layout()
+    return fig
