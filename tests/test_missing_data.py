@@ -9,6 +9,9 @@ CASES = {   # notebook -> (parameters, a file the error must name)
     "exp_lake_runs": (dict(n_tasks=2), "all_runs.zip"),
     "exp_training_run": (dict(epochs=0.01), "images_background_small1.zip"),
     "exp_omniglot_protocol": (dict(epochs=0.01), "images_background_small2.zip"),
+    "exp_beta": (dict(betas=[1.0], epochs=0.01), "protonet_omniglot50_weak.pt"),
+    "exp_generation": (dict(epochs=0.01), "simclr_omniglot50_weak.pt"),
+    "exp_realistic": (dict(n_tasks=10), "images_background_small1.zip"),
 }
 
 
