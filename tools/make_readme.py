@@ -73,14 +73,20 @@ def _apply_quarto_options(source: str) -> tuple[str, dict]:
     return "\n".join(lines).strip("\n"), opts
 
 
-def _rewrite_links(md: str, doc_url: str | None) -> str:
-    "Point relative links to notebooks at their hosted docs pages (outside code fences), as nbdev's readme_filter."
-    if not doc_url: return md
+def _rewrite_links(md: str, doc_url: str | None, nbs_dir: str = "nbs") -> str:
+    """Point relative links to notebooks at their hosted docs pages (outside code fences), as nbdev's readme_filter, and
+    relative image paths (`![...](results/x.png)`, relative to the notebooks' folder) at the same files from the
+    repository root, where the README is."""
     from nbdev.readme_filter import doc_link
+    def link(m):
+        bang, target = m.group(1), m.group(2)
+        if bang:   # an image: the file in the repository, seen from the root
+            return target if re.match(r"[a-z]+:|/|#", target) else f"{nbs_dir}/{target}"
+        return doc_link(target, doc_url) if doc_url else target
     out, fence = [], False
     for line in md.split("\n"):
         if line.lstrip().startswith("```"): fence = not fence
-        elif not fence: line = re.sub(r"\]\(([^)\s]+)\)", lambda m: f"]({doc_link(m.group(1), doc_url)})", line)
+        elif not fence: line = re.sub(r"(!?)\[[^\]]*\]\(([^)\s]+)\)", lambda m: m.group(0)[:m.group(0).rindex("(") + 1] + link(m) + ")", line)
         out.append(line)
     return "\n".join(out)
 

@@ -367,8 +367,8 @@ def plot_results(
     if title is None and {"n_way", "n_query", "n_tasks"} <= set(results.columns):
         title = f"{results.n_way.iloc[0]}-way, {results.n_query.iloc[0]} queries per class, {results.n_tasks.iloc[0]} tasks per shot (95% CI)"
     ax.set_xticks(range(len(shots)), [f"{k}-shot" for k in shots], fontsize=fs)
-    ax.set_ylim(0, 100); ax.set_ylabel("accuracy (%)", fontsize=fs); ax.tick_params(labelsize=fs)
+    ax.set_ylim(0, 112); ax.set_yticks(range(0, 101, 20)); ax.set_ylabel("accuracy (%)", fontsize=fs); ax.tick_params(labelsize=fs)
     if title: ax.set_title(title, fontsize=fs)
-    ax.legend(loc="upper left", ncol=2, fontsize=fs)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=fs, frameon=False)   # beside the bars, never over them
     fig.tight_layout()
     return fig
