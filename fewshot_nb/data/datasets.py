@@ -14,7 +14,7 @@ import numpy as np, pandas as pd, torch
 from PIL import Image
 from ..core import Registry, atomic_write, file_md5
 from .omniglot import ALPHABETS, RESOURCES
-from .sources import (encode_labels, check_one_group, decode_batches, decode_pool, default_workers,
+from .sources import (LabelledFiles, decode_batches, decode_pool, default_workers,
                                      check_workers, decode_files)
 
 # %% auto #0
@@ -111,7 +111,7 @@ def _join(root:Path, file:str) -> str:
         return f"{root/archive}{ZIP_SEP}{member}"
     return str(root/file)
 
-class ImageFilesSource:
+class ImageFilesSource(LabelledFiles):
     "The labelled image files of one split of a data set, decoded on demand through a transform."
     def __init__(self,
                  root:str|Path,     # folder the file names are relative to
@@ -123,23 +123,13 @@ class ImageFilesSource:
                 ):
         self.root, self.files, self.name = Path(root), [str(f) for f in files], name
         if not self.files: raise ValueError(f"{name} holds no images")
-        self.labels, self.class_names = encode_labels(np.asarray(labels), f"the labels of {name}", len(self.files))
-        self.groups, self.group_names = None, None
-        if groups is not None:
-            self.groups, self.group_names = encode_labels(np.asarray(groups), f"the groups of {name}", len(self.files))
-            check_one_group(self.labels, self.groups, self.class_names, self.group_names)
+        self._set_labels(np.asarray(labels), None if groups is None else np.asarray(groups), f"the labels of {name}",
+                         f"the groups of {name}", len(self.files))
         self.transform = EvalTransform() if transform is None else transform
         if not callable(self.transform) or not hasattr(self.transform, "to_tensor"):
             raise ValueError("transform must be callable (path -> uint8 image) and have a to_tensor method, like EvalTransform")
 
-    @property
-    def n_classes(self) -> int:
-        "Number of classes."
-        return len(self.class_names)
-    def __len__(self): return len(self.files)
-    def __repr__(self):
-        g = "" if self.groups is None else f", {len(self.group_names)} group{'s' * (len(self.group_names) != 1)}"
-        return f"ImageFilesSource: {len(self):,} images, {self.n_classes:,} classes{g} ({self.name}), {self.transform!r}"
+    def __repr__(self): return f"ImageFilesSource: {self._summary()} ({self.name}), {self.transform!r}"
 
     def paths(self,
               idx=None, # item indices, as for `load` (default: all)

@@ -17,8 +17,8 @@ from PIL import Image
 from ..core import atomic_write
 
 # %% auto #0
-__all__ = ['encode_labels', 'check_one_group', 'FeatureSource', 'ImageFolderSource', 'default_workers', 'check_workers',
-           'decode_pool', 'decode_files', 'decode_batches']
+__all__ = ['encode_labels', 'check_one_group', 'FeatureSource', 'LabelledFiles', 'ImageFolderSource', 'default_workers',
+           'check_workers', 'decode_pool', 'decode_files', 'decode_batches']
 
 # %% ../../nbs/data/12_sources.ipynb #bcefff31
 def encode_labels(
@@ -151,7 +151,33 @@ def _decode(path:Path, size:int, mode:str) -> np.ndarray:
     a = np.asarray(im.crop((left, top, left + s, top + s)).resize((size, size), Image.Resampling.BILINEAR), dtype=np.uint8)
     return a[..., None] if a.ndim == 2 else a
 
-class ImageFolderSource:
+class LabelledFiles:
+    "What the sources of labelled image files share: class and group codes with their names, counts, a summary."
+    def _set_labels(self,
+                    labels,               # (n,) class of each file
+                    groups,               # (n,) group of each file, or None
+                    label_what:str,       # how messages name the labels
+                    group_what:str,       # ... and the groups
+                    n:int|None=None,      # expected number of items
+                   ):
+        "Code `labels` and `groups` (each class in one group) as `labels`, `class_names`, `groups`, `group_names`."
+        self.labels, self.class_names = encode_labels(labels, label_what, n)
+        self.groups, self.group_names = None, None
+        if groups is not None:
+            self.groups, self.group_names = encode_labels(groups, group_what, n)
+            check_one_group(self.labels, self.groups, self.class_names, self.group_names)
+
+    @property
+    def n_classes(self) -> int:
+        "Number of classes."
+        return len(self.class_names)
+    def __len__(self): return len(self.files)
+    def _summary(self) -> str:
+        "'N images, C classes[, G groups]', the start of a source's repr."
+        g = "" if self.groups is None else f", {len(self.group_names)} group{'s' * (len(self.group_names) != 1)}"
+        return f"{len(self):,} images, {self.n_classes:,} classes{g}"
+
+class ImageFolderSource(LabelledFiles):
     "Images listed in a split CSV (`filename,label[,group]`) under `root/image_dir`, decoded on demand."
     def __init__(self,
                  root:str|Path,          # data set folder holding the split CSVs and the image folder
@@ -189,20 +215,11 @@ class ImageFolderSource:
                                     f"{absent[:5]}{' ...' if len(absent) > 5 else ''}")
         self.meta = df.reset_index(drop=True)
         self.files = self.meta.filename.tolist()
-        self.labels, self.class_names = encode_labels(self.meta.label.to_numpy(), f"the label column of {self.split}")
-        self.groups, self.group_names = None, None
-        if "group" in self.meta.columns:
-            self.groups, self.group_names = encode_labels(self.meta.group.to_numpy(), f"the group column of {self.split}")
-            check_one_group(self.labels, self.groups, self.class_names, self.group_names)
+        self._set_labels(self.meta.label.to_numpy(), self.meta.group.to_numpy() if "group" in self.meta.columns else None,
+                         f"the label column of {self.split}", f"the group column of {self.split}")
 
-    @property
-    def n_classes(self) -> int:
-        "Number of classes."
-        return len(self.class_names)
-    def __len__(self): return len(self.files)
     def __repr__(self):
-        g = "" if self.groups is None else f", {len(self.group_names)} group{'s' * (len(self.group_names) != 1)}"
-        return (f"ImageFolderSource: {len(self):,} images, {self.n_classes:,} classes{g}, "
+        return (f"ImageFolderSource: {self._summary()}, "
                 f"{self.size} px {'RGB' if self.channels == 3 else 'grey'} ({self.split})")
 
     def _index(self, idx) -> np.ndarray:
