@@ -448,8 +448,12 @@ class Registry:
     def __iter__(self): return iter(self.names())
     def __len__(self): return len(self._items)
     def __getitem__(self, name): return self.get(name)
-    def keys(self): return self.names()
-    def items(self): return [(k, self.get(k)) for k in self.names()]
+    def keys(self) -> list[str]:
+        "The registered names, sorted (as a dict's keys)."
+        return self.names()
+    def items(self) -> list[tuple]:
+        "(name, factory) pairs, sorted by name; lazy entries are imported."
+        return [(k, self.get(k)) for k in self.names()]
     def __repr__(self): return f"Registry({self.kind!r}: {', '.join(self.names())})"
 
 def _qualname(o) -> str:
