@@ -31,7 +31,6 @@ EVALUATE = ["--methods", METHODS, "--shots", "1,5", "--ways", "5", "--queries", 
 
 def evaluate_path():
     "Path 1: features written by outside code, evaluated by the command line."
-    from fewshot_nb.core import RunRecord, save_json
     from fewshot_nb.training.pretrain import pretrained_features
     from fewshot_nb.data.feature_files import write_features
     from fewshot_nb.bench.evaluate import plot_results

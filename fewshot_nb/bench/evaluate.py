@@ -20,8 +20,8 @@ from ..solvers.amortised import MetaSolver
 from .classification import TaskSetting, setting_seed
 
 # %% auto #0
-__all__ = ['ROLES', 'RESULT_UNITS', 'FeatureSets', 'load_feature_sets', 'check_task_sizes', 'MethodSpec', 'check_methods',
-           'evaluate_features', 'results_table', 'plot_results']
+__all__ = ['ROLES', 'FeatureSets', 'load_feature_sets', 'check_task_sizes', 'MethodSpec', 'check_methods', 'evaluate_features',
+           'results_table', 'plot_results']
 
 # %% ../../nbs/bench/63_evaluate.ipynb #96d9fa93
 ROLES = {"test": "test features", "base": "base features", "val": "validation features"}
@@ -209,8 +209,6 @@ def check_methods(
     return specs
 
 # %% ../../nbs/bench/63_evaluate.ipynb #8e1cf691
-RESULT_UNITS = {"dirichlet_a": "the concentration a of the Dirichlet query proportions (empty: balanced query sets)"}
-
 def _int(name:str, v, lo:int) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo: raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
     return int(v)
@@ -319,7 +317,7 @@ def evaluate_features(
     results, tasks = pd.DataFrame(rows), pd.concat(task_rows, ignore_index=True)
     # 4. the files
     if out is not None:
-        save_csv(results, out/"results.csv", units=RESULT_UNITS)
+        save_csv(results, out/"results.csv")
         save_csv(tasks, out/"tasks.csv")
         if tuning: save_csv(pd.DataFrame(tuning), out/"tuning.csv")
         rec = RunRecord.create(params, seed=seed, device=str(dev), data=sets.record(),

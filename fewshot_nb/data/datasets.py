@@ -137,11 +137,6 @@ class ImageFilesSource(LabelledFiles):
         "Full paths of the files at `idx` (flattened)."
         return [_join(self.root, self.files[i]) for i in self._index(idx).reshape(-1)]
 
-    def _index(self, idx) -> np.ndarray:
-        if idx is None: return np.arange(len(self))
-        if torch.is_tensor(idx): idx = idx.detach().cpu().numpy()
-        return np.asarray(np.arange(len(self))[idx])
-
     def load(self,
              idx=None, # item indices: int, sequence, slice, array or tensor of any shape (default: all)
             ) -> np.ndarray: # idx.shape + (S, S, 3) uint8, the transform's output before `to_tensor`

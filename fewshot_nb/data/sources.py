@@ -172,6 +172,11 @@ class LabelledFiles:
         "Number of classes."
         return len(self.class_names)
     def __len__(self): return len(self.files)
+    def _index(self, idx) -> np.ndarray:
+        "Item indices as an array of the shape of `idx` (None: all items)."
+        if idx is None: return np.arange(len(self))
+        if torch.is_tensor(idx): idx = idx.detach().cpu().numpy()
+        return np.asarray(np.arange(len(self))[idx])
     def _summary(self) -> str:
         "'N images, C classes[, G groups]', the start of a source's repr."
         g = "" if self.groups is None else f", {len(self.group_names)} group{'s' * (len(self.group_names) != 1)}"
@@ -222,10 +227,6 @@ class ImageFolderSource(LabelledFiles):
         return (f"ImageFolderSource: {self._summary()}, "
                 f"{self.size} px {'RGB' if self.channels == 3 else 'grey'} ({self.split})")
 
-    def _index(self, idx) -> np.ndarray:
-        if idx is None: return np.arange(len(self))
-        if torch.is_tensor(idx): idx = idx.detach().cpu().numpy()
-        return np.asarray(np.arange(len(self))[idx])
 
     def load(self,
              idx=None, # item indices: int, sequence, slice, array or tensor of any shape (default: all)
