@@ -17,7 +17,8 @@ _log = get_logger("fewshot_nb.bench.experiment")   # parameters refused
 
 # %% auto #0
 __all__ = ['PAPERMILL_NAMES', 'injected_parameters', 'declared_parameters', 'type_name', 'check_value', 'check_parameters',
-           'Finding', 'findings_table', 'directional_finding', 'experiments_dir', 'stored_run']
+           'Finding', 'verdict', 'findings_table', 'directional_finding', 'experiments_dir', 'stored_run', 'fmt',
+           'fmt_ci', 'RunFiles', 'prose']
 
 # %% ../../nbs/bench/60_experiment.ipynb #6127bc2b
 PAPERMILL_NAMES = ("PM_INPUT_PATH", "PM_OUTPUT_PATH")   # what `papermill --inject-paths` adds
@@ -176,12 +177,22 @@ class Finding:
         if condition: return self
         return replace(self, holds=False, significant=False, note=f"{self.note}; {why}" if self.note else why)
 
+def verdict(
+    holds:bool,          # whether our estimate agrees with the claim
+    significant:bool,    # whether its whole 95% interval does
+    ours:float=0.0,      # our estimate (NaN: the run could not test the claim)
+) -> str:                # 'yes', 'direction only', 'no' or 'untested'
+    "A finding's verdict in words: significant agreement, agreement within the noise, disagreement, or no test."
+    if ours is None or (isinstance(ours, float) and math.isnan(ours)): return "untested"
+    return "yes" if holds and significant else "direction only" if holds else "no"
+
 def findings_table(
     findings:list[Finding],   # the findings of one run
 ) -> pd.DataFrame:            # one row per finding, the fields of `Finding` as columns
     "The findings as a tidy table, ready for `save_csv`."
-    cols = ["claim", "paper", "where", "ours", "low", "high", "unit", "holds", "significant", "note"]
-    return pd.DataFrame([asdict(f) for f in findings], columns=cols)
+    cols = ["claim", "paper", "where", "ours", "low", "high", "unit", "holds", "significant", "verdict", "note"]
+    rows = [dict(asdict(f), verdict=verdict(f.holds, f.significant, f.ours)) for f in findings]
+    return pd.DataFrame(rows, columns=cols)
 
 # %% ../../nbs/bench/60_experiment.ipynb #45541f2c
 def directional_finding(
@@ -226,3 +237,110 @@ def stored_run(
     for cand in (p, rel, shipped):
         if cand is not None and (cand/marker).is_file(): return cand
     return None
+
+# %% ../../nbs/bench/60_experiment.ipynb #d6eb4be1
+def fmt(
+    x:float,             # the number
+    digits:int=1,        # decimals
+    signed:bool=False,   # a '+' before positive numbers (for differences)
+) -> str:                # e.g. '9.9', '+9.9', 'n/a' for NaN
+    "One number as the discussions write it."
+    x = float(x)
+    if math.isnan(x): return "n/a"
+    s = f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
+    return s.replace("-", "−") if s.startswith("-") else s
+
+def fmt_ci(
+    ours:float,          # the estimate
+    low:float,           # lower end of its 95% interval
+    high:float,          # upper end
+    digits:int=1,        # decimals
+    unit:str="",         # appended after the estimate (e.g. '%', ' points')
+    signed:bool=False,   # a '+' before a positive estimate (for differences)
+) -> str:                # e.g. '+9.9 points [7.7, 12.1]'; without an interval (low == high == ours) only the estimate
+    "An estimate with its 95% interval, as the discussions write it."
+    head = fmt(ours, digits, signed) + unit
+    if any(map(math.isnan, (float(low), float(high)))) or float(low) == float(high) == float(ours): return head
+    return f"{head} [{fmt(low, digits)}, {fmt(high, digits)}]"
+
+# %% ../../nbs/bench/60_experiment.ipynb #a488d87e
+_UNIT_SUFFIX = {"percent": "%", "percentage points": " points", "points": " points"}
+
+def _suffix(unit:str) -> str:
+    "What follows a number of this unit in prose ('%' for percent, ' points' for percentage points, else ' ' + unit)."
+    u = str(unit or "").strip()
+    if not u or u == "nan": return ""
+    head = u.split(" (")[0]
+    return _UNIT_SUFFIX.get(head, " " + u)
+
+class RunFiles:
+    "The files of one stored run, as the source of every number of ours in a discussion."
+    def __init__(self,
+                 folder:str|Path,   # the run's folder (an experiment's `out_dir`, or a stored run under `nbs/results/`)
+                ):
+        self.folder = Path(folder)
+        if not self.folder.is_dir():
+            raise FileNotFoundError(f"no run folder {self.folder}: run the experiment (its `out_dir`) first, or name a stored run")
+        self._csv = {}
+
+    def csv(self,
+            name:str,   # a CSV file of the run, e.g. 'summary.csv'
+           ) -> pd.DataFrame:
+        "A CSV file of the run (read once)."
+        if name not in self._csv:
+            f = self.folder/name
+            if not f.is_file():
+                have = sorted(p.name for p in self.folder.glob("*.csv"))
+                raise FileNotFoundError(f"{self.folder} has no {name}; its CSV files: {have}")
+            self._csv[name] = pd.read_csv(f)
+        return self._csv[name]
+
+    def finding(self,
+                text:str,                    # a part of the claim, unique among the run's findings
+                file:str="findings.csv",     # the findings file
+               ) -> pd.Series:               # the row of that finding
+        "The one finding whose claim contains `text`."
+        f = self.csv(file)
+        hit = f[f["claim"].str.contains(text, regex=False)]
+        if len(hit) != 1:
+            what = "no finding" if hit.empty else f"{len(hit)} findings"
+            raise KeyError(f"{what} of {self.folder/file} contain {text!r}; its claims: {list(f['claim'])}")
+        return hit.iloc[0]
+
+    def ci(self,
+           text:str,              # a part of the claim
+           digits:int=1,          # decimals
+           signed:bool=False,     # '+' before a positive estimate
+           unit:bool=True,        # append the finding's unit ('%', ' points', ...)
+           file:str="findings.csv",
+          ) -> str:               # e.g. '+9.9 points [7.7, 12.1]'
+        "Our estimate of a finding, with its interval and unit."
+        r = self.finding(text, file)
+        return fmt_ci(r["ours"], r["low"], r["high"], digits, _suffix(r.get("unit", "")) if unit else "", signed)
+
+    def verdict(self, text:str, file:str="findings.csv") -> str:
+        "'yes', 'direction only', 'no' or 'untested' for a finding."
+        r = self.finding(text, file)
+        return verdict(r["holds"], r["significant"], float(r["ours"]))
+
+    def value(self,
+              file:str,       # a CSV file of the run
+              column:str,     # the column to read
+              **where,        # column=value pairs that select exactly one row
+             ) -> float:
+        "One number of a run's CSV file, selected by the values of other columns."
+        d = self.csv(file)
+        for k, v in where.items():
+            if k not in d.columns: raise KeyError(f"{file} has no column {k!r}; its columns: {list(d.columns)}")
+            d = d[d[k] == v]
+        if column not in d.columns: raise KeyError(f"{file} has no column {column!r}; its columns: {list(d.columns)}")
+        if len(d) != 1: raise KeyError(f"{len(d)} rows of {self.folder/file} have {where}; name columns that select one")
+        return float(d[column].iloc[0])
+
+def prose(
+    text:str,   # Markdown, typically an f-string of numbers read from a `RunFiles`
+):              # shown as Markdown in the notebook and on its page
+    "Markdown built from a run's numbers, shown as the cell's output."
+    from IPython.display import Markdown
+    import textwrap
+    return Markdown(textwrap.dedent(text).strip())

@@ -1,0 +1,98 @@
+"""No number of ours is typed in an experiment notebook's prose (STYLE.md, "Numbers in an experiment's discussion").
+
+A result typed in Markdown goes stale at the next run: every number of ours is rendered from the run's files
+(`fewshot_nb.bench.experiment.RunFiles` and `prose`). Typed prose may quote a paper's numbers, each with the
+table, figure, section or equation it comes from, in the same sentence. This test reads every Markdown cell of
+the experiment notebooks, and the text typed inside their `prose(...)` cells, and fails on a sentence that states
+a result (a decimal number, a percentage, a '±' or a number of points) with no such reference.
+"""
+import ast, json, re
+from pathlib import Path
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXPERIMENTS = sorted((ROOT/"nbs").glob("exp_*.ipynb"))
+# a reference to where a quoted number is printed: a table, figure, section, equation, appendix or algorithm of a
+# paper, or the README or demo of a public repository
+CITE = re.compile(r"(\bTables?\s*[A-Z]?\d|\bTab\.\s*\d|\bFigs?\.\s*\d|\bFigures?\s*\d|§\s*\d|\bEq\.\s*\(?\d|\bAppendix\b|"
+                  r"\bApp\.\s*[A-Z\d]|\bAlg\.\s*\d|\bAlgorithm\s*\d|\bSec\.\s*\d|\bSection\s*\d|\bREADME\b|\bdemo\b)")
+RESULT = re.compile(r"(?<![\w.\-])(?:[+−-]?\d+(?:\.\d+)?\s?%|[+−-]?\d+\.\d+(?!\.\d)|±|\d+(?:\.\d+)?\s+(?:percentage\s+)?points?\b|\d+\s?pp\b)")
+
+
+def _clean(md:str) -> str:
+    "Markdown without what cannot be a typed result: code, math, link targets, HTML tags, versions."
+    md = re.sub(r"```.*?```", " ", md, flags=re.S)
+    md = re.sub(r"`[^`]*`", " ", md)
+    md = re.sub(r"\$\$.*?\$\$|\$[^$\n]*\$", " ", md, flags=re.S)
+    md = re.sub(r"\]\([^)]*\)", "]", md)
+    md = re.sub(r"<[^>]+>", " ", md)
+    md = re.sub(r"https?://\S+", " ", md)
+    md = re.sub(r"\b\d+\.\d+\.\d+\b", " ", md)   # version numbers
+    md = re.sub(r"\b(?:95|99)\s?%(?=[\s-]*(?:confidence|interval|CI|t-interval|bootstrap))", " ", md)   # a level, not a result
+    md = md.replace("(%)", " ")                                          # a unit in a heading or axis label
+    return md
+
+
+def sentences(md:str) -> list[str]:
+    "The units a reference must share with a number: sentences, list items and table rows (a table's header counts for all its rows)."
+    out, table_cited = [], False
+    for block in re.split(r"\n\s*\n", _clean(md)):
+        lines = block.split("\n")
+        if lines and lines[0].lstrip().startswith("|"):       # a table: cited once in its header or caption row
+            table_cited = bool(CITE.search(lines[0]))
+            out += [] if table_cited else [l for l in lines if not re.match(r"^\s*\|[\s:|-]+\|\s*$", l)]
+            continue
+        for item in re.split(r"\n\s*(?:[-*]|\d+\.)\s+", "\n" + block):
+            out += [s for s in re.split(r"(?<=[.;:!?])\s+(?=[A-Z*(])", item.replace("\n", " ")) if s.strip()]
+    return out
+
+
+def offending(md:str) -> list[str]:
+    "The sentences of `md` that state a result with no reference to where it is printed."
+    return [s.strip() for s in sentences(md) if RESULT.search(s) and not CITE.search(s)]
+
+
+def _prose_text(src:str) -> list[str]:
+    "The typed text of the `prose(...)` calls of a code cell: its string literals, with the f-strings' fields left out."
+    try: tree = ast.parse("\n".join(l for l in src.split("\n") if not l.lstrip().startswith(("%", "!"))))
+    except SyntaxError: return []
+    texts = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "prose":
+            for arg in node.args:
+                if isinstance(arg, ast.JoinedStr): texts.append("".join(v.value for v in arg.values if isinstance(v, ast.Constant)))
+                elif isinstance(arg, ast.Constant) and isinstance(arg.value, str): texts.append(arg.value)
+    return texts
+
+
+def typed_prose(nb_path:Path) -> list[tuple[int, str]]:
+    "(cell index, text) of every typed piece of prose of a notebook."
+    cells = json.loads(nb_path.read_text(encoding="utf-8"))["cells"]
+    out = []
+    for i, c in enumerate(cells):
+        src = "".join(c["source"])
+        if c["cell_type"] == "markdown": out.append((i, src))
+        elif c["cell_type"] == "code": out += [(i, t) for t in _prose_text(src)]
+    return out
+
+
+def test_the_rule_catches_a_typed_result():
+    assert offending("MHD reproduces 38.8% exactly.")
+    assert offending("- Within-alphabet tasks are harder: +9.9 points for MHD.")
+    assert offending("ratio 2.26 [1.98, 2.58] against the paper")
+    assert offending("| ours | 62 ± 3 |\n|---|---|\n| a | 1 |")
+    assert not offending("The official demo prints 38.8% for MHD.")
+    assert not offending("TIM drops 4.5 points under Dir(2) (Table 2).")
+    assert not offending("We train 8 epochs of 20-way 1-shot episodes at 28 px, `lr=1e-3`, $\\alpha = 0.5$.")
+    assert not offending("Mean error with a 95% confidence interval (%), from 95% t-intervals.")
+    assert not offending("| method | paper (Table 3) |\n|---|---|\n| SNAIL | 56.3 |")
+    assert offending("Ours is 62%. The paper finds 91% (Fig. 3a).")      # the reference covers its own sentence only
+    assert _prose_text('prose(f"ours: {R.ci(\'x\')} and 74% too")') == ["ours:  and 74% too"]
+
+
+@pytest.mark.parametrize("nb", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
+def test_no_typed_results(nb):
+    bad = [(i, s) for i, text in typed_prose(nb) for s in offending(text)]
+    assert not bad, (f"{nb.name}: {len(bad)} sentences state a result of ours as typed text, or quote a paper without "
+                     "its table or figure (render ours from the run's files with RunFiles/prose):\n"
+                     + "\n".join(f"  cell {i}: {s[:160]}" for i, s in bad))

@@ -1,0 +1,62 @@
+"""The checks of every experiment's default run, run in CI against its stored files (no re-run needed).
+
+Each experiment notebook stores its default run in `nbs/runs/<experiment>/` (its default `out_dir`, seen from
+`nbs/`). Its checks of that run (asserts on the findings a default run must show) are code cells tagged `checks`:
+they read the run's files (`out_dir`), never variables of the cells that trained, so they can run alone. This test
+plays the notebook's kernel: the parameters cell, the cell after it (imports and checked parameters), then every
+`checks` cell, in `nbs/`. A broken model stored as the default run fails here; so does a check that reads a
+variable instead of a file.
+"""
+import json, os
+from pathlib import Path
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXPERIMENTS = sorted((ROOT/"nbs").glob("exp_*.ipynb"))
+
+
+def _cells(nb:Path) -> list[dict]:
+    return json.loads(nb.read_text(encoding="utf-8"))["cells"]
+
+
+def check_cells(nb:Path) -> tuple[str, str, list[str]]:
+    "The parameters cell, the cell after it, and the `checks` cells of an experiment notebook."
+    cells = _cells(nb)
+    tags = [c.get("metadata", {}).get("tags", []) for c in cells]
+    i = next(k for k, t in enumerate(tags) if "parameters" in t)
+    src = lambda c: "".join(c["source"])
+    return src(cells[i]), src(cells[i + 1]), [src(c) for c, t in zip(cells, tags) if "checks" in t and c["cell_type"] == "code"]
+
+
+@pytest.mark.parametrize("nb", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
+def test_default_run_checks(nb, monkeypatch):
+    params, setup, checks = check_cells(nb)
+    assert checks, f"{nb.name} has no cell tagged `checks`: tag the asserts on its default run's files"
+    out = ROOT/"nbs"/"runs"/nb.stem
+    assert (out/"run.json").is_file(), f"{nb.name}: its default run is not stored in {out.relative_to(ROOT)} (run it with tools/run_notebooks.py)"
+    monkeypatch.chdir(ROOT/"nbs")
+    monkeypatch.setenv("FEWSHOT_PROGRESS", "0")
+    ns = {"__name__": "__main__"}
+    exec(compile(params, f"{nb.name}:parameters", "exec"), ns)
+    assert ns.get("out_dir") == f"runs/{nb.stem}", f"{nb.name}: its default out_dir is {ns.get('out_dir')!r}, not 'runs/{nb.stem}'"
+    exec(compile(setup, f"{nb.name}:setup", "exec"), ns)
+    for k, c in enumerate(checks):
+        exec(compile(c, f"{nb.name}:checks[{k}]", "exec"), ns)
+
+
+def test_a_check_cell_can_fail(tmp_path, monkeypatch):
+    "The harness runs the checks for real: a copy of a stored run with a finding flipped fails its notebook's checks."
+    import shutil, pandas as pd
+    nb = ROOT/"nbs"/"exp_lake_runs.ipynb"
+    params, setup, checks = check_cells(nb)
+    run = tmp_path/"runs"/"exp_lake_runs"
+    shutil.copytree(ROOT/"nbs"/"runs"/"exp_lake_runs", run)
+    f = pd.read_csv(run/"findings.csv"); f.loc[0, "ours"] = f.loc[0, "low"] = f.loc[0, "high"] = 41.0
+    f.to_csv(run/"findings.csv", index=False)
+    s = pd.read_csv(run/"summary.csv"); s.loc[s.method.eq("mhd") & s.setting.eq("lake_runs"), "error_pct"] = 41.0
+    s.to_csv(run/"summary.csv", index=False)
+    monkeypatch.chdir(tmp_path); monkeypatch.setenv("FEWSHOT_PROGRESS", "0")
+    ns = {"__name__": "__main__"}
+    exec(params, ns); exec(setup, ns)
+    with pytest.raises(AssertionError):
+        for c in checks: exec(c, ns)
