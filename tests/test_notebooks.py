@@ -1,5 +1,5 @@
 """Every notebook in nbs/ run as nbdev-test runs it, one pytest test per notebook."""
-import io, os, re, signal, sys
+import io, os, re, shutil, signal, sys, tempfile
 from pathlib import Path
 import pytest
 import nbdev.test as nbt   # not `from nbdev.test import test_nb`: pytest would collect it as a test
@@ -23,6 +23,12 @@ def test_notebook(nb):
     # test_nb writes the failing cell's traceback to sys.__stderr__, which bypasses pytest's capture (and is
     # lost in an xdist worker): catch it so that it becomes part of this test's failure report.
     err, old_stderr, old_sigint = io.StringIO(), sys.__stderr__, signal.getsignal(signal.SIGINT)
+    # an experiment notebook writes its default run over the stored one in nbs/runs/<stem>/ (run.json's time and
+    # commit change): keep the stored files as they were, so that testing leaves the tree clean
+    stored, keep = ROOT/"nbs"/"runs"/nb.stem, None
+    if nb.name.startswith("exp_") and stored.is_dir():
+        keep = Path(tempfile.mkdtemp())/nb.stem
+        shutil.copytree(stored, keep)
     sys.__stderr__ = err
     try:
         ok, secs = nbt.test_nb(nb, skip_flags=CFG.tst_flags, basepath=CFG.config_path,
@@ -30,4 +36,6 @@ def test_notebook(nb):
     finally:
         sys.__stderr__ = old_stderr
         signal.signal(signal.SIGINT, old_sigint)   # test_nb installs its own Ctrl-C handler
+        if keep is not None:
+            shutil.rmtree(stored, ignore_errors=True); shutil.copytree(keep, stored); shutil.rmtree(keep.parent)
     assert ok, f"notebook {nb.name} failed:\n{_ANSI.sub('', err.getvalue())}"
