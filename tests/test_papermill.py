@@ -30,31 +30,6 @@ def test_exp_lake_runs_with_injected_parameters(tmp_path):
     assert not list(out.glob(".*.tmp")), "a temporary file was left behind"
 
 
-def test_exp_omniglot_protocol_injected_and_rerun_reuses_checkpoints(tmp_path):
-    "A tiny run with injected parameters writes every output; running it again reuses the finished checkpoints."
-    out = tmp_path/"out"
-    params = dict(methods=["protonet", "pretrain"], width=16, epochs=0.05, eval_ways=[5], eval_shots=[1], n_tasks=30,
-                  seed=2, out_dir=str(out))
-    run = lambda name: pm.execute_notebook(str(ROOT/"nbs"/"exp_omniglot_protocol.ipynb"), str(tmp_path/name),
-                                           parameters=params, cwd=str(ROOT), kernel_name="python3", progress_bar=False)
-    run("first.ipynb")
-    results = pd.read_csv(out/"results.csv")
-    counts = results.groupby(["protocol", "method"]).size()
-    assert set(results.method) == {"protonet", "pretrain"} and set(results.n_way) == {5, 20}   # 20: Lake's runs
-    assert counts.loc["unstructured"].eq(30).all() and counts.loc["within_alphabet"].eq(30).all()
-    assert counts.loc["lake_runs"].eq(20).all()
-    record = json.loads((out/"run.json").read_text())
-    assert record["params"]["methods"] == ["protonet", "pretrain"] and record["seed"] == 2
-    for f in ("summary.csv", "paired.csv", "training.csv", "protocols.png", "training.png", "tasks_val.npz",
-              "tasks_5way_1shot_within_alphabet_seed2.npz", "tasks_lake_runs.npz", "checkpoints/protonet.pt"):
-        assert (out/f).stat().st_size > 0, f
-    stamps = {p.name: p.stat().st_mtime_ns for p in (out/"checkpoints").iterdir()}
-    run("second.ipynb")
-    assert {p.name: p.stat().st_mtime_ns for p in (out/"checkpoints").iterdir()} == stamps   # not retrained, not rewritten
-    pd.testing.assert_frame_equal(pd.read_csv(out/"results.csv"), results)                 # same models, same tasks
-    assert not list(out.rglob(".*.tmp")), "a temporary file was left behind"
-
-
 def test_exp_realistic_injected_and_rerun_reuses_features(tmp_path):
     "A tiny run with injected parameters writes every output; a second run loads the cached features."
     out, cache = tmp_path/"out", tmp_path/"features"

@@ -6,6 +6,13 @@ Lake's 20 runs and on 1,000 within-alphabet 20-way 1-shot tasks of held-out trai
 signal a default is chosen by). One CSV row per evaluation: step, seconds, and errors in percent: on
 Lake's runs (`lake_err_pct`, with its t half-width `lake_hw_pct`; `lake_err_cl2n_pct` with CL2N features) and on the
 validation tasks (`val_err_pct`). The scoring is the trainer's evaluation hook (`Trainer(evaluate=..., eval_every=...)`).
+Beside the CSV, `<out>.json` records the options and torch's thread count (the weights depend on it: floating-point
+sums are split over threads).
+
+A curve scores the same network on Lake's runs at many steps, so its lowest `lake_err_pct` is chosen on the test set:
+report it only as such. To quote the error of one network, pick the step by `val_err_pct` (run with `--holdout 3`,
+which holds the first three characters of every alphabet out of training) and read `lake_err_pct` at that step
+(`--select` prints both).
 
     FEWSHOT_DATA=../shared/data python tools/lake_curves.py --regime protonet --steps 2000 --augment --out runs/lake_curves/protonet_aug.csv
 """
@@ -14,7 +21,7 @@ import argparse
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 
-from fewshot_nb.core import seed_everything, atomic_write
+from fewshot_nb.core import seed_everything, atomic_write, save_json
 from fewshot_nb.data.omniglot import load_omniglot
 from fewshot_nb.data.splits import weak_split
 from fewshot_nb.data.samplers import EpisodeSampler, TaskManifest, lake_runs
@@ -23,6 +30,18 @@ from fewshot_nb.metrics import accuracy, mean_ci
 from fewshot_nb.training.backbones import make_backbone
 from fewshot_nb.data.streams import ImageSource, ClassStream, EpisodeStream
 from fewshot_nb.training.trainer import Trainer, Supervised, ProtoNetTraining
+
+
+def select(curve:pd.DataFrame) -> dict:
+    "The evaluation chosen on validation (lowest `val_err_pct`) and the one chosen on the runs themselves (test-selected), of one curve."
+    if "lake_err_pct" not in curve or curve.empty: raise ValueError("the curve has no lake_err_pct rows: is it a CSV written by tools/lake_curves.py?")
+    test_row = curve.loc[curve.lake_err_pct.idxmin()]
+    out = dict(test_selected_step=int(test_row.step), test_selected_lake_err_pct=float(test_row.lake_err_pct))
+    if "val_err_pct" in curve and curve.val_err_pct.notna().any():
+        v = curve.loc[curve.val_err_pct.idxmin()]
+        out.update(val_selected_step=int(v.step), val_selected_lake_err_pct=float(v.lake_err_pct), val_err_pct=float(v.val_err_pct))
+    else: out.update(val_selected_step=None, val_selected_lake_err_pct=None)   # run without --holdout: no validation column
+    return out
 
 
 def main():
@@ -44,9 +63,15 @@ def main():
     ap.add_argument("--no-rotations", action="store_true")
     ap.add_argument("--holdout", type=int, default=0, help="characters per alphabet held out for validation (weak split)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", default=None, help="the CSV to write (required unless --select)")
     ap.add_argument("--save", default=None, help="write the backbone's final weights here (for ensembles)")
+    ap.add_argument("--select", default=None, metavar="CSV",
+                    help="print the step chosen on validation (lowest val_err_pct) and the test-selected one of a CSV this tool wrote, then exit")
     a = ap.parse_args()
+    if a.select is not None:
+        print(select(pd.read_csv(a.select)))
+        return
+    if a.out is None: ap.error("--out is required (the CSV of the curve to write)")
 
     seed_everything(a.seed)
     omni = load_omniglot("small", size=a.image_size)
@@ -88,6 +113,7 @@ def main():
         return row
 
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    save_json(dict(options=vars(a), torch_threads=torch.get_num_threads()), Path(a.out).with_suffix(".json"))
     tr = Trainer(method, src, n_steps=a.steps, lr=a.lr, seed=a.seed, device="cpu", progress=False, channels_last=True,
                  schedule=a.schedule, lr_step=a.steps // 3 if a.schedule == "step" else None,
                  evaluate=evaluate, eval_every=a.eval_every, eval_csv=a.out)   # one CSV row per evaluation, written as it comes

@@ -12,11 +12,12 @@ from torch import Tensor
 from ..core import derive_seed
 from ..data.sources import check_one_group
 from ..data.samplers import class_groups
-from ..data.streams import ImageSource
-from .trainer import Method
+from ..data.streams import ImageSource, EpisodeStream
+from .trainer import Method, _episode_feats
 
 # %% auto #0
-__all__ = ['koch_distortion', 'PairStream', 'Siamese', 'KochNet', 'verification_accuracy', 'siamese_regime']
+__all__ = ['koch_distortion', 'PairStream', 'Siamese', 'KochNet', 'verification_accuracy', 'siamese_regime', 'CosineNN',
+           'cosine_nn_regime']
 
 # %% ../../nbs/training/45_siamese.ipynb #758930bd
 def koch_distortion(
@@ -236,3 +237,47 @@ def siamese_regime(
     "The siamese training regime: batch_size images per step, as batch_size / 2 balanced verification pairs."
     n_pairs = 2 * max(1, int(cfg["batch_size"]) // 4)
     return Siamese(net), PairStream(data, n_pairs)
+
+# %% ../../nbs/training/45_siamese.ipynb #554ffd5d
+class CosineNN(Method):
+    "omniglot-eval's network: softmax over scaled cosine similarities to the support images, one-shot by the nearest support image."
+    metric = "cosine"
+    def __init__(self,
+                 backbone:nn.Module,      # the embedding network
+                 scale:float=10.0,        # initial scale of the cosines (a temperature), learnt
+                ):
+        super().__init__(backbone)
+        if not scale > 0: raise ValueError(f"scale must be > 0, got {scale}")
+        self.log_scale = nn.Parameter(torch.tensor(math.log(scale)))
+
+    @property
+    def scale(self) -> float:
+        "The current scale of the cosines."
+        return float(self.log_scale.detach().exp())
+
+    def classify(self, support, labels, query, n_way, mask=None):
+        "Logits `(n_tasks, n_query, n_way)`: the scaled cosine of each query to the nearest support image of each class (1-NN)."
+        sim = F.normalize(query, dim=-1) @ F.normalize(support, dim=-1).transpose(1, 2)       # (T, Q, S)
+        of_class = F.one_hot(labels.clamp(0, n_way - 1), n_way).bool()                         # (T, S, K)
+        if mask is not None: of_class = of_class & mask.unsqueeze(-1)
+        best = sim.unsqueeze(-1).masked_fill(~of_class.unsqueeze(1), float("-inf")).amax(2)    # (T, Q, K)
+        return self.log_scale.exp() * best
+
+    def loss(self, batch):
+        "Cross-entropy of the query logits, and query accuracy."
+        s, q = _episode_feats(self, batch)
+        logits = self.classify(s, batch["support_labels"], q, batch["n_way"])
+        y = batch["query_labels"]
+        return F.cross_entropy(logits.flatten(0, 1), y.flatten()), dict(acc=(logits.argmax(-1) == y).float().mean().item())
+
+    def config(self):
+        "The method's config, with the initial scale."
+        return super().config() | dict(scale=self.scale)
+
+def cosine_nn_regime(
+    net:nn.Module,     # the backbone, built by the bench's `train_regime`
+    data:ImageSource,  # training images
+    cfg:dict,          # training options of `train_regime` (none is used: the episodes are omniglot-eval's)
+) -> tuple:            # (CosineNN, EpisodeStream): the method and its batch source
+    "omniglot-eval's training regime: steps of 16 episodes of 5-way 1-shot with 1 query per class (160 images)."
+    return CosineNN(net), EpisodeStream(data, 5, 1, 1, n_tasks=16)

@@ -1,0 +1,70 @@
+"""The `checks` cells of exp_omniglot_protocol fail on a broken default run, each for its own reason.
+
+`tests/test_stored_runs.py` runs the checks on the stored default run (`nbs/runs/exp_omniglot_protocol/`) and needs
+them to pass; this file breaks a copy of that run in one way at a time (a lost finding, a model no better than the
+untrained control, a run without its thread count, a model that did not learn on validation) and needs them to fail.
+"""
+import json, shutil
+from pathlib import Path
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NB = ROOT/"nbs"/"exp_omniglot_protocol.ipynb"
+STORED = ROOT/"nbs"/"runs"/"exp_omniglot_protocol"
+
+
+def _cells():
+    cells = json.loads(NB.read_text(encoding="utf-8"))["cells"]
+    tags = [c.get("metadata", {}).get("tags", []) for c in cells]
+    i = next(k for k, t in enumerate(tags) if "parameters" in t)
+    src = lambda c: "".join(c["source"])
+    return src(cells[i]), src(cells[i + 1]), [src(c) for c, t in zip(cells, tags) if "checks" in t and c["cell_type"] == "code"]
+
+
+def _run_checks(run_root:Path, monkeypatch):
+    params, setup, checks = _cells()
+    monkeypatch.chdir(run_root); monkeypatch.setenv("FEWSHOT_PROGRESS", "0")
+    ns = {"__name__": "__main__"}
+    exec(params, ns); exec(setup, ns)
+    for c in checks: exec(c, ns)
+
+
+@pytest.fixture
+def run(tmp_path):
+    if not (STORED/"run.json").is_file(): pytest.fail(f"the default run is not stored in {STORED.relative_to(ROOT)}")
+    out = tmp_path/"runs"/"exp_omniglot_protocol"
+    shutil.copytree(STORED, out, ignore=shutil.ignore_patterns("*.npz", "*.png", "results.csv"))
+    return out
+
+
+def test_the_stored_run_passes(run, monkeypatch):
+    _run_checks(run.parent.parent, monkeypatch)
+
+
+def _edit(path:Path, fn):
+    d = pd.read_csv(path); fn(d); d.to_csv(path, index=False)
+
+
+@pytest.mark.parametrize("breakage", ["finding", "lake_runs", "cell", "threads", "validation"])
+def test_a_broken_run_fails(run, monkeypatch, breakage):
+    if breakage == "finding":          # a reproduced finding lost
+        def f(d):
+            k = d.index[d.claim == "better than MHD on Lake's runs (pretrain)"][0]
+            d.loc[k, ["ours", "low", "high", "holds", "significant"]] = [1.0, -3.0, 5.0, False, False]
+        _edit(run/"findings.csv", f)
+    elif breakage in ("lake_runs", "cell"):   # ProtoNet no better than the untrained network on the same tasks
+        c = pd.read_csv(run/"controls.csv").set_index("setting")
+        key, proto = ("lake_runs", "lake_runs") if breakage == "lake_runs" else ("5way_1shot_within_alphabet", "within_alphabet")
+        def f(d):
+            k = (d.method == "protonet") & (d.protocol == proto) & (d.n_way == (20 if breakage == "lake_runs" else 5))
+            d.loc[k, ["error_pct", "low_pct", "high_pct"]] = c.loc[key, ["error_pct", "low_pct", "high_pct"]].to_numpy()
+        _edit(run/"summary.csv", f)
+    elif breakage == "threads":        # a run that does not say how many threads it used
+        r = json.loads((run/"run.json").read_text()); del r["host"]["torch_threads"]
+        (run/"run.json").write_text(json.dumps(r))
+    else:                              # ProtoNet's validation accuracy at an untrained network's level
+        _edit(run/"training.csv", lambda d: d.loc[d.method == "protonet", "val_acc_frac"].clip(upper=0.6).pipe(
+            lambda v: d.__setitem__("val_acc_frac", d.val_acc_frac.where(d.method != "protonet", v))))
+    with pytest.raises(AssertionError):
+        _run_checks(run.parent.parent, monkeypatch)
