@@ -186,7 +186,7 @@ def _same(a, b) -> bool:
         return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
     return a == b
 
-def build_ours(name:str, base_mean, shot:int, ref_args, match:bool=True, meta_base=None) -> tuple[object, list[str]]:
+def build_ours(name:str, base_mean, shot:int, ref_args, match:bool=True, meta_base=None, device="cpu") -> tuple[object, list[str]]:
     "Our solver `SOLVERS[name]` for `shot`, with the reference's hyper-parameters (`ref_args`) where they differ from our defaults."
     cls = SOLVERS[name]
     params = inspect.signature(cls.__init__).parameters
@@ -209,7 +209,7 @@ def build_ours(name:str, base_mean, shot:int, ref_args, match:bool=True, meta_ba
             meta_base = synthetic_features(n_classes=64, n_per_class=100, dim=len(base_mean), seed=1)[0]
             notes.append(f"{name} {shot}-shot: meta-trained for 300 steps on 64 other synthetic classes")
         else: notes.append(f"{name} {shot}-shot: meta-trained for 300 steps on the {meta_base.n_classes} base classes")
-        solver.meta_fit(meta_base, n_way=N_WAY, n_shot=shot, steps=300, seed=0)
+        solver.meta_fit(meta_base, n_way=N_WAY, n_shot=shot, steps=300, seed=0, device=device)   # meta-trained on the benchmark's device
     return solver, notes
 
 # ------------------------------------------------------------------------------------------- reference
@@ -442,7 +442,8 @@ def main(argv=None) -> pd.DataFrame:
                 acc_ours = acc_ref = None
                 if run_ours:
                     try:
-                        solver, hp_notes = build_ours(m, base_mean, shot, ref_args(a.n_tasks), match=not a.our_defaults, meta_base=meta_base)
+                        solver, hp_notes = build_ours(m, base_mean, shot, ref_args(a.n_tasks), match=not a.our_defaults, meta_base=meta_base,
+                                                      device=a.device)
                         notes += hp_notes
                         for note in hp_notes: print("  note:", note)
                         dev = a.device   # inputs moved before the clock starts; the clock stops after the device is done
@@ -537,7 +538,7 @@ def scaling(a) -> pd.DataFrame:
         s, q = batch.gather(torch.as_tensor(src.feats).to(a.device))
         kw = dict(n_way=N_WAY, support_mask=batch.support_mask.to(a.device), query_mask=batch.query_mask.to(a.device), seed=a.seed)
         for m in a.method_names:
-            solver, _ = build_ours(m, base_mean, 1, None, match=False)   # our defaults, the base mean where the solver takes one
+            solver, _ = build_ours(m, base_mean, 1, None, match=False, device=a.device)   # our defaults, the base mean where the solver takes one
             solver(s[:N_WARMUP], batch.support_labels[:N_WARMUP].to(a.device), q[:N_WARMUP], n_way=N_WAY,
                    support_mask=kw["support_mask"][:N_WARMUP], query_mask=kw["query_mask"][:N_WARMUP], seed=a.seed)
             sync = torch.cuda.synchronize if a.device.type == "cuda" else (lambda: None)
