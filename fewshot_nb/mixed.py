@@ -18,7 +18,7 @@ from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
 # %% auto #0
 __all__ = ['simulate_runs', 'MixedFit', 'fit_mixed', 'random_effects_lrt', 'contrast_test', 'fixed_effect_test', 'contrasts',
-           'has_lme4', 'lme4_fit', 'compare_with_lme4']
+           'simulate_reruns', 'rerun_test', 'block_test', 'has_lme4', 'lme4_fit', 'compare_with_lme4']
 
 # %% ../nbs/01a_mixed.ipynb #335799a6
 def simulate_runs(
@@ -473,6 +473,139 @@ def contrasts(
         rows.append(dict(contrast=f"{b} - {a}", estimate=r["estimate"], se=r["se"], df=r["df"],
                          lower=r["estimate"] - hw, upper=r["estimate"] + hw, t=r["t"], p=r["p"]))
     return pd.DataFrame(rows)
+
+# %% ../nbs/01a_mixed.ipynb #359bde94
+def simulate_reruns(
+    means:dict,               # experiment name -> true mean accuracy of its first run
+    n_rerun:int=2,            # runs of each whole experiment, labelled 1..n_rerun
+    n_config:int=2,           # hyper-parameter configurations per experiment, the same in every rerun
+    n_seed:int=3,             # seeds, the same in every experiment and rerun (crossed), labelled 0..n_seed-1
+    n_repeat:int=2,           # repeats of every (configuration, seed) in every rerun, labelled 0..n_repeat-1
+    sd_config:float=0.05,     # sd of a configuration's effect, shared by its seeds, repeats and reruns
+    sd_cell:float=0.02,       # sd of a (configuration, seed)'s own effect: how far a seed moves one configuration
+    sd_seed:float=0.0,        # sd of the crossed seed effects, shared by every experiment (H2 holds when 0)
+    seed_effects:list|None=None,  # fixed effects of the n_seed seeds, instead of drawn ones (a seed effect of known size)
+    sd_repeat:float=0.0,      # sd of the crossed repeat effects (H1 holds when this and `sd` are 0)
+    sd:float=0.0,             # sd of every run's own noise (non-deterministic training): repeats and reruns differ by it
+    sd_rerun:float|list=0.0,  # sd of a rerun's deviation of each (configuration, seed), shared by its repeats (H3 holds when 0); a list: one per rerun after the first
+    rerun_shift:float|list=0.0,  # shift of the mean accuracy of a rerun after the first (the alternative of the paper's Table 2); a list: one per rerun after the first
+    seed:int=0,               # seed of the NumPy generator
+) -> pd.DataFrame:            # one row per run: experiment, rerun, level ('<experiment>-run<r>'), config, seed, repeat, acc
+    "Accuracies of a study with reruns, each part of the variance set apart, so that the truth of H1, H2 and H3 is known."
+    if min(n_rerun, n_config, n_seed, n_repeat) < 1:
+        raise ValueError(f"n_rerun, n_config, n_seed and n_repeat must be >= 1, got {(n_rerun, n_config, n_seed, n_repeat)}")
+    per_rerun = lambda v, name: np.r_[0.0, np.broadcast_to(np.asarray(v, dtype=np.float64), (n_rerun - 1,))] if np.ndim(v) == 0 or len(v) == n_rerun - 1 \
+        else (_ for _ in ()).throw(ValueError(f"{name} must be a number or a list of n_rerun - 1 = {n_rerun - 1} numbers, got {v}"))
+    sd_rerun, rerun_shift = per_rerun(sd_rerun, "sd_rerun"), per_rerun(rerun_shift, "rerun_shift")
+    if min(sd_config, sd_cell, sd_seed, sd_repeat, sd, sd_rerun.min()) < 0: raise ValueError("standard deviations must be >= 0")
+    rng = np.random.default_rng(seed)
+    n_exp = len(means)
+    shape = (n_exp, n_rerun, n_config, n_seed, n_repeat)
+    e, r, c, j, k = (x.ravel() for x in np.indices(shape))
+    mu = np.asarray(list(means.values()), dtype=np.float64)
+    a_seed, a_repeat = rng.normal(0, sd_seed, n_seed), rng.normal(0, sd_repeat, n_repeat)
+    if seed_effects is not None:
+        if len(seed_effects) != n_seed: raise ValueError(f"seed_effects needs one effect per seed, n_seed = {n_seed}, got {seed_effects}")
+        a_seed = np.asarray(seed_effects, dtype=np.float64)
+    a_config, a_cell = rng.normal(0, sd_config, (n_exp, n_config)), rng.normal(0, sd_cell, (n_exp, n_config, n_seed))
+    a_rerun = rng.normal(0, 1, (n_exp, n_rerun, n_config, n_seed)) * sd_rerun[None, :, None, None]   # 0 for the first run, the reference
+    noise = rng.normal(0, sd, shape).ravel()
+    acc = (mu[e] + rerun_shift[r] + a_config[e, c] + a_cell[e, c, j] + a_seed[j] + a_repeat[k]
+           + a_rerun[e, r, c, j] + noise)
+    names = np.asarray(list(means))
+    return pd.DataFrame({"experiment": names[e], "rerun": r + 1, "level": [f"{n}-run{q}" for n, q in zip(names[e], r + 1)],
+                         "config": c, "seed": j, "repeat": k, "acc": acc})
+
+# %% ../nbs/01a_mixed.ipynb #d03fca11
+def _rerun_pair(d:pd.DataFrame, y:str, unit:list, rerun:str, confidence:float) -> dict:
+    "The nested F test and the paired mean difference of two reruns (the rows of `d`, those of the first rerun first)."
+    a, b = list(dict.fromkeys(d[rerun]))
+    d = d[d.groupby(unit)[rerun].transform("nunique") == 2]        # the units run in both reruns
+    cells = d.groupby(unit + [rerun], sort=False)[y].agg(["mean", "size"]).reset_index()
+    ss_rep = float(((d[y] - d.groupby(unit + [rerun])[y].transform("mean")) ** 2).sum())
+    m_u = cells.groupby(unit)[["mean", "size"]].apply(lambda g: np.average(g["mean"], weights=g["size"])).rename("m_u")
+    cells = cells.join(m_u, on=unit)
+    ss_rerun = float((cells["size"] * (cells["mean"] - cells["m_u"]) ** 2).sum())
+    n_units, df_rep = len(m_u), int((cells["size"] - 1).sum())
+    if df_rep == 0: raise ValueError("no (unit, rerun) has two repeats: the rerun test measures reruns against repeats, give repeats >= 2")
+    scale = 1e-12 * max(1.0, float(d[y].abs().max()))          # differences below this are rounding, not variation
+    tiny = len(d) * scale ** 2
+    if ss_rerun <= tiny: F, p = (np.nan if ss_rep <= tiny else 0.0), 1.0
+    elif ss_rep <= tiny: F, p = np.inf, 0.0                     # repeats bit-identical, reruns not
+    else:
+        F = (ss_rerun / n_units) / (ss_rep / df_rep)
+        p = float(stats.f.sf(F, n_units, df_rep))
+    wide = cells.pivot_table(index=unit, columns=rerun, values="mean")
+    diff = (wide[b] - wide[a]).to_numpy()
+    diff = np.where(np.abs(diff) <= scale, 0.0, diff)
+    mean = float(diff.mean())
+    sd_d = float(diff.std(ddof=1)) if n_units > 1 else np.nan
+    half = float(stats.t.ppf((1 + confidence) / 2, n_units - 1) * sd_d / np.sqrt(n_units)) if n_units > 1 else np.nan
+    return dict(contrast=f"{b} - {a}", units=n_units, units_changed=int((diff != 0).sum()), runs=len(d), mean_diff=mean,
+                lower=mean - half, upper=mean + half, sd_diff=sd_d, ms_rerun=ss_rerun / n_units, ms_repeat=ss_rep / df_rep,
+                df_rerun=n_units, df_repeat=df_rep, F=F, p=p)
+
+def rerun_test(
+    data:pd.DataFrame,             # one row per run
+    y:str="acc",                   # response column
+    unit:tuple|list|str=("experiment", "config", "seed"),   # columns naming what a rerun trains again: a configuration of an experiment from a seed
+    rerun:str="rerun",             # column of the rerun label
+    pairs:list|tuple|None=None,    # (a, b) rerun labels: each row compares b with a; None: the first label with each of the others
+    confidence:float=0.95,         # coverage of the interval of the mean difference
+) -> pd.DataFrame:                 # one row per pair: contrast, units, units_changed, runs, mean_diff, lower, upper, sd_diff, ms_rerun, ms_repeat, df_rerun, df_repeat, F, p
+    "Whether a rerun reproduces its runs: the F test of reruns against repeats within each unit, and the paired mean difference."
+    if not isinstance(data, pd.DataFrame): raise TypeError(f"data must be a pandas DataFrame with one row per run, got {type(data).__name__}")
+    unit = [unit] if isinstance(unit, str) else list(unit)
+    if missing := [c for c in [y, rerun] + unit if c not in data.columns]:
+        raise ValueError(f"columns {missing} are not in the DataFrame (its columns: {list(data.columns)}): name them with y=, unit= and rerun=")
+    if not (isinstance(confidence, (int, float)) and 0 < confidence < 1):
+        raise ValueError(f"confidence must be a number strictly between 0 and 1, got {confidence!r}")
+    if not pd.api.types.is_numeric_dtype(data[y]) or not np.isfinite(data[y]).all():
+        raise ValueError(f"column {y!r} must be numeric and finite: drop the runs without a result (e.g. diverged ones) first")
+    labels = list(dict.fromkeys(data[rerun]))
+    if pairs is None: pairs = [(labels[0], l) for l in labels[1:]]
+    if not pairs: raise ValueError(f"column {rerun!r} has one label ({labels}): a rerun test needs two reruns or more")
+    rows = []
+    for pair in pairs:
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and pair[0] != pair[1]):
+            raise ValueError(f"each pair must be (a, b), two different labels of {rerun!r}, got {pair!r}")
+        if bad := [l for l in pair if l not in labels]: raise ValueError(f"{bad} are not labels of {rerun!r}; its labels are {labels}")
+        d = data[data[rerun].isin(pair)]
+        d = pd.concat([d[d[rerun] == pair[0]], d[d[rerun] == pair[1]]])   # a first, so that each row is b - a
+        if not (d.groupby(unit)[rerun].nunique() == 2).any(): raise ValueError(f"no unit ({', '.join(unit)}) was run in both reruns {pair}")
+        rows.append(_rerun_pair(d, y, unit, rerun, confidence))
+    return pd.DataFrame(rows)
+
+# %% ../nbs/01a_mixed.ipynb #8f88c519
+def block_test(
+    data:pd.DataFrame,        # one row per run
+    y:str="acc",              # response column
+    block:tuple|list|str=("experiment", "config"),   # columns naming a block: what the factor's levels are crossed with
+    factor:str="seed",        # the factor tested: its main effect against its interaction with the blocks
+) -> dict:                    # blocks, levels, F, df_factor, df_resid, ms_factor, ms_resid, p
+    "F test of a factor's main effect in a randomised block design (two-way ANOVA without replication, on the (block, level) means)."
+    if not isinstance(data, pd.DataFrame): raise TypeError(f"data must be a pandas DataFrame with one row per run, got {type(data).__name__}")
+    block = [block] if isinstance(block, str) else list(block)
+    if missing := [c for c in [y, factor] + block if c not in data.columns]:
+        raise ValueError(f"columns {missing} are not in the DataFrame (its columns: {list(data.columns)}): name them with y=, block= and factor=")
+    if factor in block: raise ValueError(f"factor {factor!r} is also a block column: the blocks are what the factor is crossed with")
+    if not pd.api.types.is_numeric_dtype(data[y]) or not np.isfinite(data[y]).all():
+        raise ValueError(f"column {y!r} must be numeric and finite: drop the runs without a result (e.g. diverged ones) first")
+    m = data.groupby(block + [factor])[y].mean().unstack(factor).dropna()   # (block, level) means; blocks missing a level left out
+    n_blocks, n_levels = m.shape
+    if n_levels < 2 or n_blocks < 2:
+        raise ValueError(f"{n_blocks} complete blocks and {n_levels} levels of {factor!r}: the test needs two or more of each")
+    v = m.to_numpy()
+    g, rows, cols = v.mean(), v.mean(1), v.mean(0)
+    ss_f, ss_r = n_blocks * ((cols - g) ** 2).sum(), ((v - rows[:, None] - cols[None, :] + g) ** 2).sum()
+    df_f, df_r = n_levels - 1, (n_blocks - 1) * (n_levels - 1)
+    tiny = v.size * (1e-12 * max(1.0, np.abs(v).max())) ** 2         # sums of squares below this are rounding, not variation
+    if ss_f <= tiny: F, p = (np.nan if ss_r <= tiny else 0.0), 1.0
+    elif ss_r <= tiny: F, p = np.inf, 0.0
+    else:
+        F = (ss_f / df_f) / (ss_r / df_r)
+        p = float(stats.f.sf(F, df_f, df_r))
+    return dict(blocks=n_blocks, levels=n_levels, F=float(F), df_factor=df_f, df_resid=df_r, ms_factor=float(ss_f / df_f), ms_resid=float(ss_r / df_r), p=p)
 
 # %% ../nbs/01a_mixed.ipynb #f1a210f3
 _R_SCRIPT = r'''

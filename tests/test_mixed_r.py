@@ -50,3 +50,23 @@ def test_without_r_the_error_says_what_to_install(monkeypatch):
     assert not has_lme4()
     with pytest.raises(RuntimeError, match="apt-get install r-cran-lme4 r-cran-lmertest"):
         lme4_fit(TABLES["crossed"]())
+
+
+def test_rerun_and_block_tests_agree_with_r(tmp_path):
+    "rerun_test is R's nested anova(lm(acc ~ unit + unit:rerun)), block_test R's two-way anova on the (block, level) means."
+    import subprocess
+    import numpy as np
+    from fewshot_nb.mixed import simulate_reruns, rerun_test, block_test
+    require_r()
+    d = simulate_reruns({"a": 0.4, "b": 0.5, "c": 0.3}, n_rerun=2, n_repeat=3, sd=0.01, sd_rerun=0.01, sd_seed=0.01, seed=7)
+    d["unit"] = d.experiment + "/" + d.config.astype(str) + "/" + d.seed.astype(str)
+    d["block"] = d.experiment + "/" + d.config.astype(str)
+    d.to_csv(tmp_path/"d.csv", index=False)
+    script = ('d <- read.csv(commandArgs(TRUE)[1]); for (v in c("unit", "rerun", "block", "seed")) d[[v]] <- factor(d[[v]]);'
+              'a <- anova(lm(acc ~ unit + unit:rerun, d)); m <- aggregate(acc ~ block + seed, d, mean); b <- anova(lm(acc ~ block + seed, m));'
+              'cat(a["unit:rerun", "F value"], a["unit:rerun", "Pr(>F)"], b["seed", "F value"], b["seed", "Pr(>F)"])')
+    out = subprocess.run(["Rscript", "-e", script, str(tmp_path/"d.csv")], capture_output=True, text=True, check=True).stdout.split()
+    F_rerun, p_rerun, F_seed, p_seed = map(float, out)
+    rt = rerun_test(d).iloc[0]
+    bt = block_test(d, block="block", factor="seed")
+    np.testing.assert_allclose([rt.F, rt.p, bt["F"], bt["p"]], [F_rerun, p_rerun, F_seed, p_seed], rtol=1e-6)

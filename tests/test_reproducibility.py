@@ -7,8 +7,8 @@ import papermill as pm
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-TINY = dict(algorithms=["protonet"], optimizers=["adam", "sgd"], n_configs=1, seeds=[1, 2], repeats=2, reruns=2, epochs=0.05,
-            width=8, n_tasks=20, control_repeats=2, control_threads=[1], workers=2)
+TINY = dict(algorithms=["protonet"], optimizers=["adam", "sgd"], n_configs=1, seeds=[1, 2], repeats=2, rerun_threads=[1, 1, 2], epochs=0.05,
+            width=8, n_tasks=20, control_algorithms=["protonet"], control_repeats=2, control_threads=[1], workers=2, n_sim=2)
 
 
 def _run(notebook, tmp_path, name, **params):
@@ -17,35 +17,52 @@ def _run(notebook, tmp_path, name, **params):
 
 
 def test_exp_reproducibility_tiny_study_resumes_and_analyses(tmp_path):
-    "16 runs and 4 control runs: every table is written, repeats and reruns are bit-identical on CPU, a second run trains nothing."
-    out = tmp_path/"out"
-    _run("exp_reproducibility.ipynb", tmp_path, "first.ipynb", out_dir=str(out), **TINY)
+    """24 runs (the third rerun on 2 threads) and 4 control runs: every table is written, repeats and the rerun on the same
+    threads are bit-identical on CPU and H3 is not rejected for it, H3's verdict on the rerun on 2 threads follows from whether
+    its runs changed, the sweeps stay out of out_dir, and a second run trains nothing."""
+    out, sweeps = tmp_path/"out", tmp_path/"sweeps"
+    _run("exp_reproducibility.ipynb", tmp_path, "first.ipynb", out_dir=str(out), sweeps_dir=str(sweeps), **TINY)
     runs = pd.read_csv(out/"runs.csv")
-    assert len(runs) == 1 * 2 * 2 * 1 * 2 * 2 and set(runs.status) == {"trained"}
-    assert sorted(runs.level.unique()) == ["protonet-adam-run1", "protonet-adam-run2", "protonet-sgd-run1", "protonet-sgd-run2"]
+    assert len(runs) == 1 * 2 * 1 * 2 * 2 * 3 and set(runs.status) == {"trained"}
+    assert sorted(runs.level.unique()) == sorted(f"protonet-{o}-run{r}" for o in ("adam", "sgd") for r in (1, 2, 3))
+    assert runs.groupby("rerun").threads.unique().map(list).to_dict() == {1: [1], 2: [1], 3: [2]}
     assert runs.tasks.nunique() == 1 and runs.acc_frac.between(0, 1).all()   # every run tested on the same manifest; accuracy a fraction
-    # on one CPU thread a repeat ends bit-identical, and so does a rerun of the whole experiment
+    # on a CPU a repeat ends bit-identical, and so does a rerun of the whole experiment on the same thread count
     assert runs.groupby(["level", "seed"]).weights.nunique().eq(1).all()
-    assert runs.groupby(["experiment", "seed", "repeat"]).weights.nunique().eq(1).all()
-    assert runs.groupby(["experiment", "seed"]).weights.nunique().eq(1).all() and runs.weights.nunique() == 4   # seeds do differ
+    same = runs[runs.rerun.isin([1, 2])]
+    assert same.groupby(["experiment", "seed", "repeat"]).weights.nunique().eq(1).all()
+    assert runs[runs.rerun == 1].weights.nunique() == 4                                      # seeds and optimisers do differ
     lrt = pd.read_csv(out/"lrt.csv")
     assert len(lrt) == 3 and lrt.loc[lrt.model == "without (1 | repeat)", "LRT"].abs().max() < 1e-6   # nothing to explain
     reruns = pd.read_csv(out/"reruns.csv")
-    assert len(reruns) == 2 and reruns.estimate.abs().max() < 1e-10
+    assert len(reruns) == 4 and reruns[reruns.contrast.str.contains("run2 -")].estimate.abs().max() < 1e-10
+    rt = pd.read_csv(out/"rerun_tests.csv").query("experiment == 'all'").set_index("contrast")
+    assert list(rt.index) == ["2 - 1", "3 - 1"] and list(rt.threads) == ["1 vs 1", "2 vs 1"]
+    changed = runs[runs.rerun.isin([1, 3])].groupby(["experiment", "seed", "repeat"]).weights.nunique().gt(1).groupby(level=[0, 1]).any().sum()
+    assert rt.loc["2 - 1", "units_changed"] == 0 and rt.loc["2 - 1", "p"] == 1.0
     hyp = pd.read_csv(out/"hypotheses.csv").set_index("hypothesis")
-    assert list(hyp.index) == ["H1", "H2", "H3"] and hyp.loc["H1", "verdict"] == "not rejected" and hyp.loc["H3", "verdict"] == "not rejected"
+    assert list(hyp.index) == ["H1", "H2", "H3 run 2", "H3 run 3", "H3 means"]
+    assert hyp.loc["H1", "verdict"] == "not rejected" and hyp.loc["H3 run 2", "verdict"] == "not rejected"
+    # the test goes the way the weights say: rejected exactly when the 2-thread rerun changed a unit's accuracy
+    assert (hyp.loc["H3 run 3", "verdict"] == "rejected") == (rt.loc["3 - 1", "units_changed"] > 0)
+    assert rt.loc["3 - 1", "units_changed"] <= changed
     det = pd.read_csv(out/"determinism.csv")
     assert len(det) == 2 and det.bit_identical.all() and det.runs.eq(2).all()
-    for f in ("anova.csv", "experiments.csv", "seed_spread.csv", "control_runs.csv", "fig_reproducibility.png", "run.json"):
+    sim = pd.read_csv(out/"simulated.csv")
+    assert set(sim.truth) == {"holds", "fails"} and sim.draws.eq(2).all()
+    findings = pd.read_csv(out/"findings.csv")
+    assert {"yes", "no", "direction only", "untested"} >= set(findings.verdict) and findings.claim.str.startswith("H3: rerun 2").any()
+    for f in ("anova.csv", "blocks.csv", "experiments.csv", "seed_spread.csv", "control_runs.csv", "fig_reproducibility.png", "run.json"):
         assert (out/f).stat().st_size > 0, f
     if os.environ.get("FEWSHOT_REQUIRE_R"):
         assert (out/"lme4_check.csv").is_file()
-    records = {p: p.stat().st_mtime_ns for p in out.rglob("record.json")}
-    assert len(records) == 16 + 4
-    _run("exp_reproducibility.ipynb", tmp_path, "second.ipynb", out_dir=str(out), **TINY)
-    assert {p: p.stat().st_mtime_ns for p in out.rglob("record.json")} == records      # nothing trained again
+    assert not (out/"sweeps").exists() and not list(out.rglob("record.json"))   # the executed runs live in sweeps_dir, not in the stored run
+    records = {p: p.stat().st_mtime_ns for p in sweeps.rglob("record.json")}
+    assert len(records) == 24 + 4
+    _run("exp_reproducibility.ipynb", tmp_path, "second.ipynb", out_dir=str(out), sweeps_dir=str(sweeps), **TINY)
+    assert {p: p.stat().st_mtime_ns for p in sweeps.rglob("record.json")} == records      # nothing trained again
     pd.testing.assert_frame_equal(pd.read_csv(out/"runs.csv"), runs)
-    assert not list(out.rglob(".*.tmp")), "a temporary file was left behind"
+    assert not list(out.rglob(".*.tmp")) and not list(sweeps.rglob(".*.tmp")), "a temporary file was left behind"
 
 
 def test_exp_reproducibility_refuses_bad_parameters(tmp_path):
@@ -54,7 +71,9 @@ def test_exp_reproducibility_refuses_bad_parameters(tmp_path):
                             (dict(repeats=1), "repeats must be >= 2"),
                             (dict(seeds=[3]), "seeds must be two or more distinct integers"),
                             (dict(optimizers=["rmsprop"]), "optimizers must be distinct, among 'adam' and 'sgd'"),
-                            (dict(run_notebook="nbs/no_such.ipynb"), "run_notebook nbs/no_such.ipynb not found")):
+                            (dict(run_notebook="nbs/no_such.ipynb"), "run_notebook nbs/no_such.ipynb not found"),
+                            (dict(rerun_threads=[1, 0]), "rerun_threads needs one positive thread count per run"),
+                            (dict(sweeps_dir=str(tmp_path/"out"/"sweeps")), "is inside out_dir")):
         with pytest.raises(pm.PapermillExecutionError) as e:
             _run("exp_reproducibility.ipynb", tmp_path, "bad.ipynb", out_dir=str(tmp_path/"out"), **params)
         assert message in str(e.value), e.value
@@ -69,3 +88,4 @@ def test_exp_training_run_records_a_diverged_run(tmp_path):
     assert row.status == "diverged" and np.isnan(row.acc_frac) and pd.isna(row.weights)
     assert json.loads((out/"run.json").read_text())["extra"]["diverged"] is True
     assert not (out/"training.csv").exists() and len(pd.read_csv(out/"tasks.csv")) == 20
+    assert 0 < row.control_acc_frac < 1 and row.control_half_width_frac > 0   # the untrained control scores the tasks all the same
