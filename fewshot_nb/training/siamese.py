@@ -13,7 +13,7 @@ from ..core import derive_seed
 from ..data.sources import check_one_group
 from ..data.samplers import class_groups
 from ..data.streams import ImageSource, EpisodeStream
-from .trainer import Method, _episode_feats
+from .trainer import Method, episode_feats
 
 # %% auto #0
 __all__ = ['koch_distortion', 'PairStream', 'Siamese', 'KochNet', 'verification_accuracy', 'siamese_regime', 'CosineNN',
@@ -265,7 +265,7 @@ class CosineNN(Method):
 
     def loss(self, batch):
         "Cross-entropy of the query logits, and query accuracy."
-        s, q = _episode_feats(self, batch)
+        s, q = episode_feats(self, batch)
         logits = self.classify(s, batch["support_labels"], q, batch["n_way"])
         y = batch["query_labels"]
         return F.cross_entropy(logits.flatten(0, 1), y.flatten()), dict(acc=(logits.argmax(-1) == y).float().mean().item())

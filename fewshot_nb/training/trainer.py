@@ -19,7 +19,8 @@ import json
 _log = get_logger(__name__)   # checkpoints resumed
 
 # %% auto #0
-__all__ = ['Method', 'CosineHead', 'Supervised', 'ProtoNetTraining', 'MatchingNet', 'check_method', 'CheckpointError', 'Trainer']
+__all__ = ['Method', 'episode_feats', 'CosineHead', 'Supervised', 'ProtoNetTraining', 'MatchingNet', 'check_method',
+           'CheckpointError', 'Trainer']
 
 # %% ../../nbs/training/41_trainer.ipynb #dae02060
 class Method(nn.Module):
@@ -80,7 +81,10 @@ class Method(nn.Module):
         "Method and backbone names; each regime adds its settings."
         return dict(method=type(self).__name__, backbone=type(self.backbone).__name__)
 
-def _episode_feats(method:Method, batch:dict) -> tuple[torch.Tensor, torch.Tensor]:
+def episode_feats(
+    method:Method,   # a method with an `embed` (its backbone)
+    batch:dict,      # a batch of episodes: "support" (T, S, ...) and "query" (T, Q, ...) images
+) -> tuple[torch.Tensor, torch.Tensor]:   # support (T, S, d) and query (T, Q, d) features
     "Support and query features of a batch of episodes, from one forward pass (BatchNorm sees the whole batch)."
     s, q = batch["support"], batch["query"]
     T, S, Q = s.shape[0], s.shape[1], q.shape[1]
@@ -135,7 +139,7 @@ class ProtoNetTraining(Method):
 
     def loss(self, batch):
         "Cross-entropy of the query logits, and query accuracy."
-        s, q = _episode_feats(self, batch)
+        s, q = episode_feats(self, batch)
         logits = self.classify(s, batch["support_labels"], q, batch["n_way"])
         y = batch["query_labels"]
         return F.cross_entropy(logits.flatten(0, 1), y.flatten()), dict(acc=(logits.argmax(-1) == y).float().mean().item())
@@ -189,7 +193,7 @@ class MatchingNet(Method):
 
     def loss(self, batch):
         "Negative log-likelihood of the query labels, and query accuracy."
-        s, q = _episode_feats(self, batch)
+        s, q = episode_feats(self, batch)
         logp = self.classify(s, batch["support_labels"], q, batch["n_way"])
         y = batch["query_labels"]
         return F.nll_loss(logp.flatten(0, 1), y.flatten()), dict(acc=(logp.argmax(-1) == y).float().mean().item())
