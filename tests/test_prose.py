@@ -16,7 +16,7 @@ EXPERIMENTS = sorted((ROOT/"nbs").glob("exp_*.ipynb"))
 # paper, or the README or demo of a public repository
 CITE = re.compile(r"(\bTables?\s*[A-Z]?\d|\bTab\.\s*\d|\bFigs?\.\s*\d|\bFigures?\s*\d|§\s*\d|\bEq\.\s*\(?\d|\bAppendix\b|"
                   r"\bApp\.\s*[A-Z\d]|\bAlg\.\s*\d|\bAlgorithm\s*\d|\bSec\.\s*\d|\bSection\s*\d|\bREADME\b|\bdemo\b)")
-RESULT = re.compile(r"(?<![\w.\-])(?:[+−-]?\d+(?:\.\d+)?\s?%|[+−-]?\d+\.\d+(?!\.\d)|±|\d+(?:\.\d+)?\s+(?:percentage\s+)?points?\b|\d+\s?pp\b)")
+RESULT = re.compile(r"(?<![\w.\-])(?:[+−-]?\d+(?:\.\d+)?\s?%|[+−-]?\d+\.\d+(?!\.\d)|\d\s*±|±\s*\d|\d+(?:\.\d+)?\s+(?:percentage\s+)?points?\b|\d+\s?pp\b)")
 
 
 def _clean(md:str) -> str:
@@ -53,16 +53,17 @@ def offending(md:str) -> list[str]:
 
 
 def _prose_text(src:str) -> list[str]:
-    "The typed text of the `prose(...)` calls of a code cell: its string literals, with the f-strings' fields left out."
+    """The typed text of a code cell that calls `prose(...)`: every string literal of the cell (the Markdown may be
+    built in pieces, e.g. a list of f-strings joined), with the f-strings' fields left out."""
     try: tree = ast.parse("\n".join(l for l in src.split("\n") if not l.lstrip().startswith(("%", "!"))))
     except SyntaxError: return []
-    texts = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "prose":
-            for arg in node.args:
-                if isinstance(arg, ast.JoinedStr): texts.append("".join(v.value for v in arg.values if isinstance(v, ast.Constant)))
-                elif isinstance(arg, ast.Constant) and isinstance(arg.value, str): texts.append(arg.value)
-    return texts
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", None)) == "prose"]
+    if not calls: return []
+    fstrings = [n for n in ast.walk(tree) if isinstance(n, ast.JoinedStr)]
+    inside = {id(sub) for f in fstrings for sub in ast.walk(f) if sub is not f}
+    texts = ["".join(v.value for v in f.values if isinstance(v, ast.Constant)) for f in fstrings if id(f) not in inside]
+    texts += [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in inside]
+    return [t for t in texts if t.strip()]
 
 
 def typed_prose(nb_path:Path) -> list[tuple[int, str]]:
@@ -88,6 +89,9 @@ def test_the_rule_catches_a_typed_result():
     assert not offending("| method | paper (Table 3) |\n|---|---|\n| SNAIL | 56.3 |")
     assert offending("Ours is 62%. The paper finds 91% (Fig. 3a).")      # the reference covers its own sentence only
     assert _prose_text('prose(f"ours: {R.ci(\'x\')} and 74% too")') == ["ours:  and 74% too"]
+    # Markdown built in pieces is read too: every literal of a cell that calls prose
+    assert offending(" ".join(_prose_text('lines = [f"MHD: {x}", "pixel NN: 81%."]\nprose("\\n".join(lines))')))
+    assert _prose_text('x = "81%"') == []                                  # a cell that shows no prose
 
 
 @pytest.mark.parametrize("nb", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
