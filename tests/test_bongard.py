@@ -7,7 +7,8 @@ import papermill as pm
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-TINY = dict(scale=0.01, image_size=32, width=4, epochs=0.5, pretrain_epochs=0.5, seed=1)
+TINY = dict(scale=0.01, image_size=32, width=4, epochs=0.5, pretrain_epochs=0.5, seed=1, n_train_scored=20, n_val=6,
+            attribute_sizes=[32], attribute_n=40)
 
 
 def _run(tmp_path, name, **params):
@@ -17,24 +18,30 @@ def _run(tmp_path, name, **params):
 
 def test_exp_bongard_tiny_run_every_method_and_rerun_loads(tmp_path):
     out = tmp_path/"out"
-    _run(tmp_path, "first.ipynb", out_dir=str(out), **TINY)
-    for f in ("problems.csv", "results.csv", "table3.csv", "paper_table3.csv", "findings.csv", "training.csv", "run.json", "fig_table3.png"):
+    methods = ["snail", "protonet", "metaoptnet", "anil", "meta-baseline-sc", "meta-baseline-moco", "wren", "cnn-baseline", "meta-baseline-ps"]
+    run = lambda name: _run(tmp_path, name, out_dir=str(out), checkpoint_dir=str(out/"checkpoints"), methods=methods, controls=["protonet"], **TINY)
+    run("first.ipynb")
+    for f in ("problems.csv", "results.csv", "table3.csv", "paper_table3.csv", "findings.csv", "training.csv", "run.json", "fig_table3.png",
+              "attributes.csv", "attributes_summary.csv"):
         assert (out/f).stat().st_size > 0, f
     problems, results, table = pd.read_csv(out/"problems.csv"), pd.read_csv(out/"results.csv"), pd.read_csv(out/"table3.csv")
     assert set(problems.split) == {"train", "val", "test_ff", "test_bd", "test_hd_comb", "test_hd_novel"}
     assert set(problems.family) == {"ff", "bd", "hd"}
-    methods = ["snail", "protonet", "metaoptnet", "anil", "meta-baseline-sc", "meta-baseline-moco", "wren", "cnn-baseline", "meta-baseline-ps"]
-    assert set(table.method) == set(methods)
-    # every method is scored on every test problem, each problem's accuracy is 0, 0.5 or 1
+    assert set(table.method) == set(methods) | {"protonet-untrained"}
+    # every method, and the untrained control, is scored on every test problem, each problem's accuracy is 0, 0.5 or 1
     tests = problems[problems.split.str.startswith("test")]
-    for m in methods:
+    for m in methods + ["protonet-untrained"]:
         got = results[(results.method == m) & results.split.str.startswith("test")]
         assert sorted(got.problem) == sorted(tests.problem), m
     assert set(results.acc_frac.unique()) <= {0.0, 0.5, 1.0}
     assert table.acc_pct.between(0, 100).all() and (table.half_width_pct >= 0).all()
     findings = pd.read_csv(out/"findings.csv")
-    assert {"ProtoNet beats the CNN-Baseline", "BA is the easiest test set for the meta-learners"} <= set(findings.claim)
+    assert {"ProtoNet beats the CNN-Baseline", "BA is the easiest test set for ProtoNet, MetaOptNet and the Meta-Baselines",
+            "ProtoNet solves more test problems than untrained", "the backbone learns convex at 32 px"} <= set(findings.claim)
     assert set(findings.unit) == {"percentage points", "percent (accuracy)"}
+    assert set(findings.met_by_untrained.dropna()) <= {True, False}
+    att = pd.read_csv(out/"attributes.csv")
+    assert set(att.attribute) == {"convex", "has_two_parts"} and set(att.size_px) == {32} and set(att.split) == {"train", "test"}
     assert {"train_acc_frac", "val_acc_frac", "val_ci_frac"} <= set(pd.read_csv(out/"training.csv").columns)
     from fewshot_nb.core import check_units
     for f in out.glob("*.csv"): check_units(pd.read_csv(f))             # every table states its units
@@ -43,7 +50,7 @@ def test_exp_bongard_tiny_run_every_method_and_rerun_loads(tmp_path):
     ck = sorted(p.name for p in (out/"checkpoints").iterdir())
     assert len(ck) == len(methods) + 2, ck                          # one per method, and the two pre-trainings
     stamps = {p.name: p.stat().st_mtime_ns for p in (out/"checkpoints").iterdir()}
-    _run(tmp_path, "second.ipynb", out_dir=str(out), **TINY)
+    run("second.ipynb")
     assert {p.name: p.stat().st_mtime_ns for p in (out/"checkpoints").iterdir()} == stamps   # nothing retrained
     pd.testing.assert_frame_equal(pd.read_csv(out/"results.csv"), results)
     assert not list(out.rglob(".*tmp*")), "a temporary file was left behind"
@@ -54,17 +61,17 @@ def test_exp_bongard_reads_the_public_layout(tmp_path):
     from fewshot_nb.bongard.problems import make_problem_set, write_problem_set
     root = write_problem_set(make_problem_set(scale=0.01, seed=3), tmp_path/"ShapeBongard_V2", size=48)
     out = tmp_path/"out"
-    _run(tmp_path, "executed.ipynb", out_dir=str(out), data_root=str(root), methods=["protonet", "wren"], **TINY)
+    _run(tmp_path, "executed.ipynb", out_dir=str(out), data_root=str(root), methods=["protonet", "wren"], checkpoint_dir=str(tmp_path/"ck"), **TINY | dict(attribute_sizes=[]))
     split = json.loads((root/"ShapeBongard_V2_split.json").read_text())
     problems = pd.read_csv(out/"problems.csv")
     assert {k: sorted(v) for k, v in split.items()} == {k: sorted(g.problem) for k, g in problems.groupby("split")}
-    assert set(pd.read_csv(out/"table3.csv").method) == {"protonet", "wren"}
+    assert set(pd.read_csv(out/"table3.csv").method) == {"protonet", "wren", "protonet-untrained"}
 
 
 def test_exp_bongard_free_form_variant(tmp_path):
     "variant='ff' is the paper's Table 2: free-form problems only, one test set, the paper's Table 2 beside ours."
     out = tmp_path/"out"
-    _run(tmp_path, "executed.ipynb", out_dir=str(out), variant="ff", methods=["protonet", "cnn-baseline"], **TINY)
+    _run(tmp_path, "executed.ipynb", out_dir=str(out), variant="ff", methods=["protonet", "cnn-baseline"], checkpoint_dir=str(tmp_path/"ck"), **TINY | dict(attribute_sizes=[]))
     problems, table = pd.read_csv(out/"problems.csv"), pd.read_csv(out/"table3.csv")
     assert set(problems.family) == {"ff"} and set(problems.split) == {"train", "val", "test"}
     assert set(table.column) == {"Train", "FF"}
@@ -80,6 +87,11 @@ def test_exp_bongard_free_form_variant(tmp_path):
     (dict(image_size=16), "image_size must be >= 32"),
     (dict(optimizer="adagrad"), "optimizer must be 'adam' or 'sgd'"),
     (dict(data_root="no/such/folder"), "holds no split file"),
+    (dict(methods=[], controls=[]), "both empty"),
+    (dict(controls=["resnet"]), "unknown methods ['resnet']"),
+    (dict(attribute_sizes=[16]), "attribute_sizes must be >= 32"),
+    (dict(attributes=["round"]), "unknown attributes ['round']"),
+    (dict(n_train_scored=0), "n_train_scored must be >= 1"),
 ])
 def test_exp_bongard_refuses_bad_parameters(tmp_path, params, message):
     with pytest.raises(pm.PapermillExecutionError) as e:

@@ -20,7 +20,8 @@ from .problems import N_IMAGES, BongardImages
 __all__ = ['ACTIONS', 'MAX_TOKENS', 'BONGARD_METHODS', 'ResNet15Block', 'ResNet15', 'by_class', 'episode_features',
            'EpisodeClassifier', 'MetaBaseline', 'project_simplex', 'svm_dual', 'MetaOptNet', 'WReN', 'CausalAttention',
            'TCBlock', 'SNAIL', 'CNNBaseline', 'bongard_augment', 'MoCo', 'program_tokens', 'ProgramStream',
-           'ProgramSynthesis', 'build_bongard_method', 'train_bongard', 'bongard_accuracy', 'train_bongard_many']
+           'ProgramSynthesis', 'build_bongard_method', 'train_bongard', 'bongard_accuracy', 'train_bongard_many',
+           'untrained_bongard', 'attribute_images', 'attribute_classifier']
 
 # %% ../../nbs/bongard/82_baselines.ipynb #83a1004d
 class ResNet15Block(nn.Module):
@@ -458,6 +459,14 @@ def bongard_accuracy(
     return accuracy(method.scores(problems.train_data(), tasks.batch), tasks.batch.query_labels, tasks.batch.query_mask)
 
 # %% ../../nbs/bongard/82_baselines.ipynb #a5085ea2
+def _exit_with_parent(parent:int, every:float=1.0):
+    "Stop this worker process as soon as `parent` is no longer its parent (the run that started it was stopped)."
+    import os, threading, time
+    def watch():
+        while os.getppid() == parent: time.sleep(every)
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True, name="exit-with-parent").start()
+
 def _train_job(job:tuple) -> str:
     name, kw = job
     torch.set_num_threads(1)
@@ -466,15 +475,108 @@ def _train_job(job:tuple) -> str:
 
 def train_bongard_many(
     names:list,       # keys of `BONGARD_METHODS`
-    n_jobs:int=2,     # methods trained at once (processes, one thread each); 1: one after the other, in this process
+    n_jobs:int=1,     # methods trained at once (processes, one thread each); 1: one after the other, in this process
     **kw,             # `train_bongard`'s arguments; `checkpoint_dir` is required when n_jobs > 1
 ) -> dict:            # name -> (trained method, history)
     "Train several methods, `n_jobs` at a time, then load them all from their checkpoints."
-    import multiprocessing as mp
+    import multiprocessing as mp, os
     from concurrent.futures import ProcessPoolExecutor
     if bad := [n for n in names if n not in BONGARD_METHODS]: raise ValueError(f"unknown methods {bad}; choose from {', '.join(BONGARD_METHODS)}")
+    if n_jobs < 1: raise ValueError(f"n_jobs must be >= 1, got {n_jobs}")
     if n_jobs > 1 and len(names) > 1:
         if kw.get("checkpoint_dir") is None: raise ValueError("training in parallel needs checkpoint_dir: the workers hand their models over through it")
         order = sorted(names, key=lambda n: BONGARD_METHODS[n][1] is None)         # the pre-training methods first: they take longest
-        with ProcessPoolExecutor(n_jobs, mp_context=mp.get_context("spawn")) as pool: list(pool.map(_train_job, [(n, kw) for n in order]))
+        with ProcessPoolExecutor(n_jobs, mp_context=mp.get_context("spawn"), initializer=_exit_with_parent, initargs=(os.getpid(),)) as pool:
+            list(pool.map(_train_job, [(n, kw) for n in order]))
     return {n: train_bongard(n, **kw) for n in names}
+
+# %% ../../nbs/bongard/82_baselines.ipynb #a541c09d
+def untrained_bongard(
+    name:str,          # a key of `BONGARD_METHODS`
+    width:int=8,       # ResNet15's first channels
+    out_dim:int=128,   # features
+    seed:int=0,        # the seed `train_bongard` would start from
+) -> Method:           # the method with its initial weights, in eval mode
+    "The method `name` with the initial weights `train_bongard` starts from: the control a trained model must beat."
+    if name not in BONGARD_METHODS: raise ValueError(f"unknown method {name!r}; choose from {', '.join(BONGARD_METHODS)}")
+    torch.manual_seed(seed)
+    return build_bongard_method(name, ResNet15(N_IMAGES if name == "cnn-baseline" else 1, width, out_dim)).eval()
+
+# %% ../../nbs/bongard/82_baselines.ipynb #7042100e
+def attribute_images(
+    attribute:str,           # a column of `load_shapes`' table, e.g. 'convex' or 'has_two_parts'
+    n_per_class:int,         # images with the attribute (label 1), and as many without it (label 0)
+    size:int=64,             # pixels per side
+    seed:int=0,              # shapes, moving types and nuisances
+    shapes=None,             # `load_shapes()` (None: loaded)
+) -> tuple[Tensor, np.ndarray, np.ndarray]: # (2 n, size, size) uint8 images (ink = 255), (2 n,) labels, (2 n,) shape index in the table
+    "Single images of human-designed shapes with and without an attribute, drawn as the abstract problems draw them."
+    from fewshot_nb.bongard.logo import load_shapes, attribute_names, render, sample_poses, ShapeBatch, SCALE_RANGES
+    from fewshot_nb.bongard.problems import random_types, abstract_types
+    shapes = load_shapes() if shapes is None else shapes
+    if attribute not in attribute_names(shapes): raise ValueError(f"unknown attribute {attribute!r}; choose from {', '.join(attribute_names(shapes))}")
+    if not isinstance(n_per_class, (int, np.integer)) or n_per_class < 1: raise ValueError(f"n_per_class must be a positive integer, got {n_per_class!r}")
+    rng = np.random.default_rng(seed)
+    pools = [np.flatnonzero(shapes[attribute].to_numpy() == v) for v in (0, 1)]
+    idx = np.concatenate([rng.choice(pool, n_per_class) for pool in pools])
+    labels = np.repeat([0, 1], n_per_class)
+    order = rng.permutation(len(idx)); idx, labels = idx[order], labels[order]
+    types = abstract_types((attribute,))
+    programs = [(random_types(shapes["shape"].iat[i], bool(shapes["stamp"].iat[i]), rng, types),) for i in idx]
+    poses = sample_poses(ShapeBatch.from_images(programs), rng, SCALE_RANGES["hd"], max_trials=1000)
+    return render(programs, poses, size=size), labels, idx
+
+# %% ../../nbs/bongard/82_baselines.ipynb #c48c64a0
+def attribute_classifier(
+    attribute:str,          # a column of `load_shapes`' table, e.g. 'convex' or 'has_two_parts'
+    n_train:int=2000,       # training images per class (the paper: 14,000 per class, train and test together)
+    n_test:int=500,         # held-out images per class
+    size:int=64,            # pixels per side (the paper: 512)
+    width:int=8,            # ResNet15's first channels (the paper: 32)
+    epochs:float=3.0,       # passes over the training images
+    batch_size:int=64,      # images per step
+    lr:float=1e-3,          # Adam's learning rate
+    seed:int=0,             # images, initial weights and batches
+    n_scored:int=1000,      # training images scored after training (all when fewer)
+    shapes=None,            # `load_shapes()` (None: loaded)
+    device:str="cpu",       # 'cpu', 'cuda' or 'auto'
+    progress:bool|None=None,# a progress bar of the steps
+) -> "pd.DataFrame":        # one row per scored image: split ('train'/'test'), label, correct_frac (trained), untrained_frac (initial weights)
+    "The appendix's control: ResNet15 trained as a binary classifier of one attribute on single images, scored against its untrained self."
+    import pandas as pd
+    from fewshot_nb.core import get_device, progress as _progress
+    for k, v in dict(n_train=n_train, n_test=n_test, batch_size=batch_size, n_scored=n_scored).items():
+        if not isinstance(v, (int, np.integer)) or v < 1: raise ValueError(f"{k} must be a positive integer, got {v!r}")
+    if size < 32: raise ValueError(f"size must be >= 32 pixels (ResNet15 halves it 5 times), got {size}")
+    if not (epochs > 0 and lr > 0): raise ValueError(f"epochs and lr must be > 0, got {epochs} and {lr}")
+    dev = get_device(device)
+    x, y, _ = attribute_images(attribute, n_train + n_test, size, seed, shapes)
+    test = np.zeros(len(y), bool)
+    for c in (0, 1): test[np.flatnonzero(y == c)[:n_test]] = True       # the first n_test of each class: already shuffled
+    xtr, ytr, xte, yte = x[~test], y[~test], x[test], y[test]
+    torch.manual_seed(derive_seed(seed, 1))
+    net = nn.Sequential(ResNet15(1, width, 128), nn.Linear(128, 1)).to(dev)
+    def correct(images, labels):
+        net.eval(); out = []
+        with torch.no_grad():
+            for lo in range(0, len(images), 256):
+                xb = images[lo:lo + 256, None].to(dev).float() / 255
+                out.append((net(xb)[:, 0] > 0).cpu().numpy() == (labels[lo:lo + 256] == 1))
+        return np.concatenate(out).astype(float)
+    keep = np.random.default_rng(derive_seed(seed, 2)).permutation(len(ytr))[:n_scored]
+    before = {"train": correct(xtr[keep], ytr[keep]), "test": correct(xte, yte)}
+    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    gen = torch.Generator().manual_seed(derive_seed(seed, 3))
+    n_steps = max(1, round(epochs * len(ytr) / batch_size))
+    yt = torch.as_tensor(ytr, dtype=torch.float32)
+    perm, pos = torch.randperm(len(ytr), generator=gen), 0
+    for _ in _progress(range(n_steps), desc=f"{attribute} at {size} px", unit="step", show=progress):
+        if pos + batch_size > len(perm): perm, pos = torch.randperm(len(ytr), generator=gen), 0
+        b = perm[pos:pos + batch_size]; pos += batch_size
+        net.train()
+        loss = F.binary_cross_entropy_with_logits(net(xtr[b, None].to(dev).float() / 255)[:, 0], yt[b].to(dev))
+        opt.zero_grad(); loss.backward(); opt.step()
+    after = {"train": correct(xtr[keep], ytr[keep]), "test": correct(xte, yte)}
+    return pd.DataFrame({"split": np.repeat(["train", "test"], [len(keep), len(yte)]), "label": np.concatenate([ytr[keep], yte]),
+                         "correct_frac": np.concatenate([after["train"], after["test"]]),
+                         "untrained_frac": np.concatenate([before["train"], before["test"]])}).assign(attribute=attribute, size_px=size)

@@ -22,10 +22,11 @@ from .logo import (Action, MOVING_TYPES, SCALE_RANGES, ShapeBatch, walk, sample_
 # %% auto #0
 __all__ = ['FAMILIES', 'N_IMAGES', 'FF_CONFIGS', 'FF_PIECES', 'FF_MIN_EXTENT', 'FF_TURNS', 'PROBLEM_FAMILIES', 'SPLITS',
            'TEST_OF', 'SPLIT_FILE', 'BLOCK', 'Problem', 'ff_extent', 'sample_ff_shape', 'perturb_ff_shape',
-           'sample_ff_problem', 'basic_concepts', 'sample_basic_problem', 'abstract_concepts',
-           'sample_abstract_problem', 'ProblemFamily', 'free_form_family', 'basic_family', 'abstract_family',
-           'make_problem_family', 'list_problem_families', 'ProblemSet', 'make_problem_set', 'render_problems',
-           'show_problem', 'write_problem_set', 'BongardImages', 'bongard_images', 'load_bongard', 'read_programs']
+           'sample_ff_problem', 'random_types', 'basic_concepts', 'sample_basic_problem', 'abstract_concepts',
+           'abstract_types', 'sample_abstract_problem', 'ProblemFamily', 'free_form_family', 'basic_family',
+           'abstract_family', 'make_problem_family', 'list_problem_families', 'ProblemSet', 'make_problem_set',
+           'render_problems', 'show_problem', 'write_problem_set', 'BongardImages', 'bongard_images', 'load_bongard',
+           'read_programs']
 
 # %% ../../nbs/bongard/81_problems.ipynb #be98f9a7
 FAMILIES = ("ff", "bd", "hd")   # free-form, basic ("BA" in the paper's tables), abstract: the public set's order, which seeds nuisances
@@ -142,7 +143,13 @@ def sample_ff_problem(
     return Problem(name, "ff", concept, [shapes] * N_IMAGES, negatives)
 
 # %% ../../nbs/bongard/81_problems.ipynb #71998bd0
-def _random_types(shape, stamp:bool, rng, allowed=MOVING_TYPES) -> tuple:
+def random_types(
+    shape,                 # a shape's action program (`load_shapes().shape`)
+    stamp:bool,            # whether the shape's strokes may take other line types (its `stamp` column)
+    rng,                   # a numpy Generator
+    allowed=MOVING_TYPES,  # the line types to draw from
+) -> tuple:                # the program with a line type drawn for each stroke
+    "A shape's program with random line types on its strokes (all 'normal' when the shape takes no others)."
     allowed = allowed if stamp else ("normal",)
     return with_mtypes(shape, [allowed[k] for k in rng.integers(len(allowed), size=len(shape))])
 
@@ -168,7 +175,7 @@ def sample_basic_problem(
     rng = as_rng(rng)
     tab = shapes.set_index("name")
     if unknown := [c for c in concept if c not in tab.index]: raise ValueError(f"unknown shape(s) {unknown}; see load_shapes().name")
-    def draw(name): return _random_types(tab.loc[name, "shape"], tab.loc[name, "stamp"], rng)
+    def draw(name): return random_types(tab.loc[name, "shape"], tab.loc[name, "stamp"], rng)
     def near(name):
         pool = tab.index[(tab.super_class == tab.loc[name, "super_class"]) & (tab.index != name)]
         if not len(pool): raise ValueError(f"{name!r} is alone in its super class {tab.loc[name, 'super_class']!r}: it has no near miss")
@@ -197,7 +204,10 @@ def abstract_concepts(
             if min((pa & pb).sum(), (na & pb).sum(), (pa & nb).sum()) >= min_pool: out.append((a, b))
     return out
 
-def _abstract_types(concept) -> tuple:
+def abstract_types(
+    concept,   # attribute names of an abstract problem
+) -> tuple:    # the line types its images may use
+    "The line types an abstract concept's images may use: those that change no attribute of the concept."
     c = set(concept)
     if not c & {"exist_regular", "exist_triangle", "exist_quadrangle"}: return MOVING_TYPES
     tri, quad = "exist_triangle" in c, "exist_quadrangle" in c
@@ -213,7 +223,7 @@ def sample_abstract_problem(
     rng = as_rng(rng)
     if unknown := [c for c in concept if c not in attribute_names(shapes)]:
         raise ValueError(f"unknown attribute(s) {unknown}; choose from {', '.join(attribute_names(shapes))}")
-    types = _abstract_types(concept)
+    types = abstract_types(concept)
     def pick(mask, k):
         pool = np.flatnonzero(mask.to_numpy())
         if len(pool) < k: raise ValueError(f"concept {concept}: a pool holds {len(pool)} shapes, {k} are needed")
@@ -227,7 +237,7 @@ def sample_abstract_problem(
         k = int(rng.integers(2))
         neg = pick((shapes[a] == 0) & (shapes[b] == 1), 3 + (k == 0)) + pick((shapes[a] == 1) & (shapes[b] == 0), 3 + (k == 1))
         neg = [neg[i] for i in rng.permutation(N_IMAGES)]
-    def image(i): return (_random_types(shapes["shape"].iat[i], bool(shapes["stamp"].iat[i]), rng, types),)
+    def image(i): return (random_types(shapes["shape"].iat[i], bool(shapes["stamp"].iat[i]), rng, types),)
     return Problem(f"hd_{'-'.join(concept)}_{index:04d}", "hd", " & ".join(concept), [image(i) for i in pos], [image(i) for i in neg])
 
 # %% ../../nbs/bongard/81_problems.ipynb #b4e31034

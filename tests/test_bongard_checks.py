@@ -1,0 +1,65 @@
+"""exp_bongard's `checks` cells fail on an untrained model: copies of the stored default run (nbs/runs/exp_bongard) in
+which the trained ProtoNet's answers, or the trained attribute classifiers' answers, are replaced by those of the same
+networks untrained (the run stores both), are refused; the stored run itself passes."""
+import json, shutil
+from pathlib import Path
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NB = ROOT/"nbs"/"exp_bongard.ipynb"
+RUN = ROOT/"nbs"/"runs"/"exp_bongard"
+
+
+def _cells() -> tuple[str, str, list[str]]:
+    "The parameters cell, the cell after it, and the `checks` cells (as tests/test_stored_runs.py runs them)."
+    cells = json.loads(NB.read_text(encoding="utf-8"))["cells"]
+    tags = [c.get("metadata", {}).get("tags", []) for c in cells]
+    i = next(k for k, t in enumerate(tags) if "parameters" in t)
+    src = lambda c: "".join(c["source"])
+    return src(cells[i]), src(cells[i + 1]), [src(c) for c, t in zip(cells, tags) if "checks" in t and c["cell_type"] == "code"]
+
+
+def _run_checks(folder:Path, monkeypatch):
+    "Run the checks against `folder`/runs/exp_bongard, with the notebook's default parameters."
+    params, setup, checks = _cells()
+    monkeypatch.chdir(folder); monkeypatch.setenv("FEWSHOT_PROGRESS", "0")
+    ns = {"__name__": "__main__"}
+    exec(params, ns); exec(setup, ns)
+    for c in checks: exec(c, ns)
+
+
+@pytest.fixture
+def run_copy(tmp_path):
+    if not (RUN/"run.json").is_file(): pytest.skip("the default run of exp_bongard is not stored in nbs/runs/exp_bongard")
+    shutil.copytree(RUN, tmp_path/"runs"/"exp_bongard")
+    return tmp_path
+
+
+def test_the_stored_run_passes(run_copy, monkeypatch):
+    _run_checks(run_copy, monkeypatch)
+
+
+def test_an_untrained_protonet_fails(run_copy, monkeypatch):
+    "ProtoNet's rows replaced by its untrained control's (and the findings made consistent with them): refused."
+    out = run_copy/"runs"/"exp_bongard"
+    r = pd.read_csv(out/"results.csv")
+    u = r[r.method == "protonet-untrained"].set_index(["split", "problem"]).acc_frac
+    t = r.method == "protonet"
+    r.loc[t, "acc_frac"] = [u[(s, p)] for s, p in zip(r.loc[t, "split"], r.loc[t, "problem"])]
+    r.to_csv(out/"results.csv", index=False)
+    f = pd.read_csv(out/"findings.csv")
+    f.loc[f.claim.str.startswith("ProtoNet") & f.claim.str.endswith("than untrained"), ["ours", "low", "high"]] = 0.0
+    f.to_csv(out/"findings.csv", index=False)
+    with pytest.raises(AssertionError, match="untrained self"):
+        _run_checks(run_copy, monkeypatch)
+
+
+def test_an_untrained_attribute_classifier_fails(run_copy, monkeypatch):
+    "The attribute classifiers' answers replaced by their untrained weights' answers: refused."
+    out = run_copy/"runs"/"exp_bongard"
+    a = pd.read_csv(out/"attributes.csv")
+    a["correct_frac"] = a["untrained_frac"]
+    a.to_csv(out/"attributes.csv", index=False)
+    with pytest.raises(AssertionError, match="untrained self"):
+        _run_checks(run_copy, monkeypatch)
