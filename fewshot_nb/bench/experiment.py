@@ -343,4 +343,5 @@ def prose(
     "Markdown built from a run's numbers, shown as the cell's output."
     from IPython.display import Markdown
     import textwrap
-    return Markdown(textwrap.dedent(text).strip())
+    text = textwrap.dedent(text).strip()
+    return Markdown(text) if text else None   # nothing to say (e.g. a stored run not made yet): no empty output
