@@ -128,7 +128,7 @@ def test_exp_beta_injected_and_rerun_loads_checkpoints(tmp_path):
     out, critics = tmp_path/"out", tmp_path/"critics"
     for kind in ("simclr", "protonet"): save_critic(load_critic(kind), critics/f"{kind}.pt")   # "your own" critics
     params = dict(model="vae_stn", betas=[0.5, 1.0, 3.0], steps=4, epochs=None, n_per_class=5, seed=1, critics=str(critics),
-                  out_dir=str(out))   # n_jobs=2 (the default): trained by two worker processes, then loaded
+                  checkpoints=str(out/"checkpoints"), out_dir=str(out))   # n_jobs=2 (the default): trained by two worker processes, then loaded
     run = lambda name: pm.execute_notebook(str(ROOT/"nbs"/"exp_beta.ipynb"), str(tmp_path/name),
                                            parameters=params, cwd=str(ROOT), kernel_name="python3", progress_bar=False)
     run("first.ipynb")
@@ -159,7 +159,7 @@ def test_exp_generation_injected_every_figure_and_rerun_loads(tmp_path):
     out = tmp_path/"out"
     params = dict(epochs=None, steps=3, n_per_class=5, context_sizes=[2, 3, 5], attention_steps=[4],
                   latent_sizes={"vae_ns": [4], "dagan_rn": [8]}, seeds=[0, 1], maml_steps=2, control_per_class=5,
-                  out_dir=str(out))
+                  checkpoints=str(out/"checkpoints"), out_dir=str(out))
     run = lambda name: pm.execute_notebook(str(ROOT/"nbs"/"exp_generation.ipynb"), str(tmp_path/name),
                                            parameters=params, cwd=str(ROOT), kernel_name="python3", progress_bar=False)
     run("first.ipynb")

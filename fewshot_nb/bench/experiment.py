@@ -277,8 +277,10 @@ class RunFiles:
     "The files of one stored run, as the source of every number of ours in a discussion."
     def __init__(self,
                  folder:str|Path,   # the run's folder (an experiment's `out_dir`, or a stored run under `nbs/results/`)
+                 absent:str="raise", # a finding the run does not hold: 'raise' (KeyError), or 'untested' (a row that says so)
                 ):
-        self.folder = Path(folder)
+        if absent not in ("raise", "untested"): raise ValueError(f"absent must be 'raise' or 'untested', got {absent!r}")
+        self.folder, self.absent = Path(folder), absent
         if not self.folder.is_dir():
             raise FileNotFoundError(f"no run folder {self.folder}: run the experiment (its `out_dir`) first, or name a stored run")
         self._csv = {}
@@ -302,6 +304,9 @@ class RunFiles:
         "The one finding whose claim contains `text`."
         f = self.csv(file)
         hit = f[f["claim"].str.contains(text, regex=False)]
+        if hit.empty and self.absent == "untested":   # e.g. a run with one beta cannot test a shape over betas
+            return pd.Series(dict(claim=text, ours=float("nan"), low=float("nan"), high=float("nan"), unit="", holds=False,
+                                  significant=False, verdict="untested", note="not tested in this run"))
         if len(hit) != 1:
             what = "no finding" if hit.empty else f"{len(hit)} findings"
             raise KeyError(f"{what} of {self.folder/file} contain {text!r}; its claims: {list(f['claim'])}")
