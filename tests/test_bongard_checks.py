@@ -1,32 +1,15 @@
 """exp_bongard's `checks` cells fail on an untrained model: copies of the stored default run (nbs/runs/exp_bongard) in
 which the trained ProtoNet's answers, or the trained attribute classifiers' answers, are replaced by those of the same
 networks untrained (the run stores both), are refused; the stored run itself passes."""
-import json, shutil
+import shutil
 from pathlib import Path
 import pandas as pd
 import pytest
+from test_stored_runs import run_checks   # the harness of tests/test_stored_runs.py
 
 ROOT = Path(__file__).resolve().parent.parent
 NB = ROOT/"nbs"/"exp_bongard.ipynb"
 RUN = ROOT/"nbs"/"runs"/"exp_bongard"
-
-
-def _cells() -> tuple[str, str, list[str]]:
-    "The parameters cell, the cell after it, and the `checks` cells (as tests/test_stored_runs.py runs them)."
-    cells = json.loads(NB.read_text(encoding="utf-8"))["cells"]
-    tags = [c.get("metadata", {}).get("tags", []) for c in cells]
-    i = next(k for k, t in enumerate(tags) if "parameters" in t)
-    src = lambda c: "".join(c["source"])
-    return src(cells[i]), src(cells[i + 1]), [src(c) for c, t in zip(cells, tags) if "checks" in t and c["cell_type"] == "code"]
-
-
-def _run_checks(folder:Path, monkeypatch):
-    "Run the checks against `folder`/runs/exp_bongard, with the notebook's default parameters."
-    params, setup, checks = _cells()
-    monkeypatch.chdir(folder); monkeypatch.setenv("FEWSHOT_PROGRESS", "0")
-    ns = {"__name__": "__main__"}
-    exec(params, ns); exec(setup, ns)
-    for c in checks: exec(c, ns)
 
 
 @pytest.fixture
@@ -37,7 +20,7 @@ def run_copy(tmp_path):
 
 
 def test_the_stored_run_passes(run_copy, monkeypatch):
-    _run_checks(run_copy, monkeypatch)
+    run_checks("exp_bongard", run_copy/"runs"/"exp_bongard", monkeypatch)
 
 
 def test_an_untrained_protonet_fails(run_copy, monkeypatch):
@@ -52,7 +35,7 @@ def test_an_untrained_protonet_fails(run_copy, monkeypatch):
     f.loc[f.claim.str.startswith("ProtoNet") & f.claim.str.endswith("than untrained"), ["ours", "low", "high"]] = 0.0
     f.to_csv(out/"findings.csv", index=False)
     with pytest.raises(AssertionError, match="untrained self"):
-        _run_checks(run_copy, monkeypatch)
+        run_checks("exp_bongard", run_copy/"runs"/"exp_bongard", monkeypatch)
 
 
 def test_an_untrained_attribute_classifier_fails(run_copy, monkeypatch):
@@ -62,4 +45,4 @@ def test_an_untrained_attribute_classifier_fails(run_copy, monkeypatch):
     a["correct_frac"] = a["untrained_frac"]
     a.to_csv(out/"attributes.csv", index=False)
     with pytest.raises(AssertionError, match="untrained self"):
-        _run_checks(run_copy, monkeypatch)
+        run_checks("exp_bongard", run_copy/"runs"/"exp_bongard", monkeypatch)

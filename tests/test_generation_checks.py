@@ -5,31 +5,13 @@ stored runs of `exp_beta` and `exp_generation` is broken the way a model that le
 trained models score what their untrained controls score), and the checks must then fail: a check that cannot fail
 on such a run checks nothing.
 """
-import json, shutil
+import shutil
 from pathlib import Path
 import pandas as pd
 import pytest
+from test_stored_runs import run_checks   # the harness of tests/test_stored_runs.py
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _check_cells(nb:Path) -> tuple[str, str, list[str]]:
-    "The parameters cell, the cell after it, and the `checks` cells of an experiment notebook."
-    cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
-    tags = [c.get("metadata", {}).get("tags", []) for c in cells]
-    i = next(k for k, t in enumerate(tags) if "parameters" in t)
-    src = lambda c: "".join(c["source"])
-    return src(cells[i]), src(cells[i + 1]), [src(c) for c, t in zip(cells, tags) if "checks" in t and c["cell_type"] == "code"]
-
-
-def _run_checks(stem:str, run:Path, monkeypatch):
-    "Play the notebook's kernel on the run folder `run`: parameters, setup, then every `checks` cell."
-    params, setup, checks = _check_cells(ROOT/"nbs"/f"{stem}.ipynb")
-    assert checks, f"{stem} has no `checks` cells"
-    monkeypatch.chdir(run.parent.parent); monkeypatch.setenv("FEWSHOT_PROGRESS", "0")
-    ns = {"__name__": "__main__"}
-    exec(params, ns); exec(setup, ns)
-    for c in checks: exec(c, ns)
 
 
 def _stored(stem:str) -> Path:
@@ -56,7 +38,7 @@ def _break(run:Path):
 @pytest.mark.parametrize("stem", ["exp_beta", "exp_generation"])
 def test_checks_pass_on_the_stored_copy(stem, tmp_path, monkeypatch):
     "The harness itself: an unbroken copy passes (so the failures below come from the breakage)."
-    _run_checks(stem, _copy(stem, tmp_path), monkeypatch)
+    run_checks(stem, _copy(stem, tmp_path), monkeypatch)
 
 
 @pytest.mark.parametrize("stem", ["exp_beta", "exp_generation"])
@@ -64,7 +46,7 @@ def test_checks_fail_on_a_model_that_learned_nothing(stem, tmp_path, monkeypatch
     run = _copy(stem, tmp_path)
     _break(run)
     with pytest.raises(AssertionError):
-        _run_checks(stem, run, monkeypatch)
+        run_checks(stem, run, monkeypatch)
 
 
 def test_beta_checks_fail_without_the_measured_gate(tmp_path, monkeypatch):
@@ -73,4 +55,4 @@ def test_beta_checks_fail_without_the_measured_gate(tmp_path, monkeypatch):
     k = pd.read_csv(run/"controls.csv"); k["gate_frac"] = 0.05 + 0.05   # chance + 5 points, assumed
     k.to_csv(run/"controls.csv", index=False)
     with pytest.raises(AssertionError):
-        _run_checks("exp_beta", run, monkeypatch)
+        run_checks("exp_beta", run, monkeypatch)

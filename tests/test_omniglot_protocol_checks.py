@@ -8,26 +8,11 @@ import json, shutil
 from pathlib import Path
 import pandas as pd
 import pytest
+from test_stored_runs import run_checks   # the harness of tests/test_stored_runs.py
 
 ROOT = Path(__file__).resolve().parent.parent
 NB = ROOT/"nbs"/"exp_omniglot_protocol.ipynb"
 STORED = ROOT/"nbs"/"runs"/"exp_omniglot_protocol"
-
-
-def _cells():
-    cells = json.loads(NB.read_text(encoding="utf-8"))["cells"]
-    tags = [c.get("metadata", {}).get("tags", []) for c in cells]
-    i = next(k for k, t in enumerate(tags) if "parameters" in t)
-    src = lambda c: "".join(c["source"])
-    return src(cells[i]), src(cells[i + 1]), [src(c) for c, t in zip(cells, tags) if "checks" in t and c["cell_type"] == "code"]
-
-
-def _run_checks(run_root:Path, monkeypatch):
-    params, setup, checks = _cells()
-    monkeypatch.chdir(run_root); monkeypatch.setenv("FEWSHOT_PROGRESS", "0")
-    ns = {"__name__": "__main__"}
-    exec(params, ns); exec(setup, ns)
-    for c in checks: exec(c, ns)
 
 
 @pytest.fixture
@@ -39,7 +24,7 @@ def run(tmp_path):
 
 
 def test_the_stored_run_passes(run, monkeypatch):
-    _run_checks(run.parent.parent, monkeypatch)
+    run_checks("exp_omniglot_protocol", run, monkeypatch)
 
 
 def _edit(path:Path, fn):
@@ -67,4 +52,4 @@ def test_a_broken_run_fails(run, monkeypatch, breakage):
         _edit(run/"training.csv", lambda d: d.loc[d.method == "protonet", "val_acc_frac"].clip(upper=0.6).pipe(
             lambda v: d.__setitem__("val_acc_frac", d.val_acc_frac.where(d.method != "protonet", v))))
     with pytest.raises(AssertionError):
-        _run_checks(run.parent.parent, monkeypatch)
+        run_checks("exp_omniglot_protocol", run, monkeypatch)

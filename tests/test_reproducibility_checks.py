@@ -1,22 +1,12 @@
 """The `checks` cells of exp_reproducibility and exp_training_run can fail: each runs clean on a copy of its stored
 default run, and fails on a copy with one finding broken (issue 38: a check that cannot fail checks nothing)."""
-import importlib.util, shutil
+import shutil
 from pathlib import Path
 import pandas as pd
 import pytest
+from test_stored_runs import run_checks   # the harness of tests/test_stored_runs.py
 
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("_stored_runs", ROOT/"tests"/"test_stored_runs.py")
-_stored = importlib.util.module_from_spec(_spec); _spec.loader.exec_module(_stored)
-
-
-def run_checks(stem:str, run:Path, monkeypatch):
-    "Play the notebook's parameters, setup and checks cells against `run` (a copy of its stored default run)."
-    params, setup, checks = _stored.check_cells(ROOT/"nbs"/f"{stem}.ipynb")
-    monkeypatch.chdir(run.parent.parent); monkeypatch.setenv("FEWSHOT_PROGRESS", "0")
-    ns = {"__name__": "__main__"}
-    exec(params, ns); exec(setup, ns)
-    for c in checks: exec(c, ns)
 
 
 def copy_run(stem:str, tmp_path:Path) -> Path:

@@ -36,6 +36,16 @@ def check_cells(nb:Path) -> tuple[str, str, list[str]]:
     return src(cells[i]), src(cells[i + 1]), [src(c) for c, t in zip(cells, tags) if "checks" in t and c["cell_type"] == "code"]
 
 
+def run_checks(stem:str, run:Path, monkeypatch) -> None:
+    "Play an experiment notebook's kernel on `run` (a folder `.../runs/<stem>`): parameters, setup, then every `checks` cell."
+    params, setup, checks = check_cells(ROOT/"nbs"/f"{stem}.ipynb")
+    assert checks, f"{stem} has no `checks` cells"
+    monkeypatch.chdir(run.parent.parent); monkeypatch.setenv("FEWSHOT_PROGRESS", "0")
+    ns = {"__name__": "__main__"}
+    exec(params, ns); exec(setup, ns)
+    for c in checks: exec(c, ns)
+
+
 @pytest.mark.parametrize("nb", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
 def test_default_run_checks(nb, monkeypatch):
     params, setup, checks = check_cells(nb)

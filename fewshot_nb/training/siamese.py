@@ -13,7 +13,7 @@ from ..core import derive_seed
 from ..data.sources import check_one_group
 from ..data.samplers import class_groups
 from ..data.streams import ImageSource, EpisodeStream
-from .trainer import Method, episode_feats
+from .trainer import Method, ProtoNetTraining
 
 # %% auto #0
 __all__ = ['koch_distortion', 'PairStream', 'Siamese', 'KochNet', 'verification_accuracy', 'siamese_regime', 'CosineNN',
@@ -263,12 +263,7 @@ class CosineNN(Method):
         best = sim.unsqueeze(-1).masked_fill(~of_class.unsqueeze(1), float("-inf")).amax(2)    # (T, Q, K)
         return self.log_scale.exp() * best
 
-    def loss(self, batch):
-        "Cross-entropy of the query logits, and query accuracy."
-        s, q = episode_feats(self, batch)
-        logits = self.classify(s, batch["support_labels"], q, batch["n_way"])
-        y = batch["query_labels"]
-        return F.cross_entropy(logits.flatten(0, 1), y.flatten()), dict(acc=(logits.argmax(-1) == y).float().mean().item())
+    loss = ProtoNetTraining.loss   # the episodic cross-entropy of `classify`'s logits, as ProtoNet's training has it
 
     def config(self):
         "The method's config, with the initial scale."
