@@ -175,7 +175,7 @@ def test_exp_generation_injected_every_figure_and_rerun_loads(tmp_path):
     assert list(dist.columns) == ["class", "vae_ns", "vae_stn", "dagan_un", "dagan_rn", "unit"] and len(dist) == 24 and (dist.iloc[:, 1:5] >= 0).all().all()
     findings = pd.read_csv(out/"findings.csv")
     assert len(findings) == 7 and not findings.holds.any()   # 3 steps: every model at chance, so no finding can hold
-    assert findings.note.str.contains("not recognizable beyond chance").all() and findings.unit.notna().all()
+    assert findings.note.str.contains("not recognizable beyond its measured chance gate").all() and findings.unit.notna().all()
     controls = pd.read_csv(out/"critic_controls.csv")   # humans, the four models, pooled: both critics on the same tasks
     assert controls.source.tolist() == ["humans", "vae_ns", "vae_stn", "dagan_un", "dagan_rn", "pooled"]
     assert controls.protonet_frac.iloc[0] > 0.5 and controls[["protonet_frac", "maml_frac", "same_answer_frac"]].apply(lambda c: c.between(0, 1)).all().all()
