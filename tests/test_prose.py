@@ -100,3 +100,32 @@ def test_no_typed_results(nb):
     assert not bad, (f"{nb.name}: {len(bad)} sentences state a result of ours as typed text, or quote a paper without "
                      "its table or figure (render ours from the run's files with RunFiles/prose):\n"
                      + "\n".join(f"  cell {i}: {s[:160]}" for i, s in bad))
+
+
+def prose_not_shown(src:str) -> bool:
+    """Whether a code cell calls `prose(...)` without showing it: IPython displays only the value of a cell's last
+    top-level expression, so a `prose(...)` inside an `if` or a loop, or followed by other statements, shows nothing."""
+    try: tree = ast.parse("\n".join(l for l in src.split("\n") if not l.lstrip().startswith(("%", "!"))))
+    except SyntaxError: return False
+    is_prose = lambda n: isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", None)) == "prose"
+    if not any(is_prose(n) for n in ast.walk(tree)): return False
+    last = tree.body[-1] if tree.body else None
+    shown = isinstance(last, ast.Expr) and (is_prose(last.value) or (isinstance(last.value, ast.Call) and getattr(last.value.func, "id", None) == "display"))
+    wrapped = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "display" and any(is_prose(a) for a in n.args)]
+    return not shown and not wrapped
+
+
+def test_the_shown_rule():
+    assert prose_not_shown('if ok:\n    prose("x")')                      # inside an `if`: nothing is displayed
+    assert prose_not_shown('prose("x")\ny = 1')                           # not the last statement
+    assert not prose_not_shown('text = ""\nif ok:\n    text = "x"\nprose(text)')
+    assert not prose_not_shown('if ok:\n    display(prose("x"))')
+    assert not prose_not_shown('x = 1')
+
+
+@pytest.mark.parametrize("nb", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
+def test_prose_is_shown(nb):
+    "Every discussion cell displays its prose (a lost `prose(...)` leaves the page without its discussion)."
+    cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+    bad = [i for i, c in enumerate(cells) if c["cell_type"] == "code" and prose_not_shown("".join(c["source"]))]
+    assert not bad, f"{nb.name}: cells {bad} call prose(...) where IPython shows nothing: end the cell with prose(text)"

@@ -6,7 +6,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bench/experiment.html.md"""
 
 # %% ../../nbs/bench/60_experiment.ipynb #b0949e81
 from __future__ import annotations
-import ast, math, numbers, re, types, typing
+import ast, io, math, numbers, re, tokenize, types, typing
 from dataclasses import dataclass, asdict, fields, replace
 from pathlib import Path
 import pandas as pd
@@ -16,9 +16,10 @@ from ..core import get_logger
 _log = get_logger("fewshot_nb.bench.experiment")   # parameters refused
 
 # %% auto #0
-__all__ = ['PAPERMILL_NAMES', 'injected_parameters', 'declared_parameters', 'type_name', 'check_value', 'check_parameters',
-           'Finding', 'verdict', 'findings_table', 'directional_finding', 'experiments_dir', 'stored_run', 'fmt',
-           'fmt_ci', 'RunFiles', 'prose']
+__all__ = ['PAPERMILL_NAMES', 'injected_parameters', 'declared_parameters', 'type_name', 'check_value', 'Constraint',
+           'parse_constraints', 'parameter_comments', 'parameters_source', 'check_parameters', 'Finding', 'verdict',
+           'findings_table', 'directional_finding', 'experiments_dir', 'stored_run', 'fmt', 'fmt_ci', 'RunFiles',
+           'prose']
 
 # %% ../../nbs/bench/60_experiment.ipynb #6127bc2b
 PAPERMILL_NAMES = ("PM_INPUT_PATH", "PM_OUTPUT_PATH")   # what `papermill --inject-paths` adds
@@ -126,11 +127,86 @@ def check_value(
     msg = f"parameter {name!r} must be {type_name(tp)}, got {value!r} ({type(value).__name__})"
     raise ValueError(f"{msg}: {hint}" if hint else msg)
 
+# %% ../../nbs/bench/60_experiment.ipynb #100b825d
+_BOUNDS = {"at least": (lambda v, x: v >= x), "above": (lambda v, x: v > x),
+           "at most": (lambda v, x: v <= x), "below": (lambda v, x: v < x)}
+_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+
+@dataclass(frozen=True)
+class Constraint:
+    "One clause of a parameter's constraints: a bound, a set of choices, `distinct` or `not empty`."
+    kind:str                  # 'at least', 'above', 'at most', 'below', 'one of', 'distinct' or 'not empty'
+    arg:object = None         # the bound (float) or the choices (tuple)
+
+    def __str__(self):
+        if self.kind == "one of": return "one of " + ", ".join(map(str, self.arg))
+        return self.kind if self.arg is None else f"{self.kind} {self.arg:g}"
+
+    def problem(self, value) -> str|None:
+        "What is wrong with `value` under this clause, or None."
+        if value is None: return None
+        if self.kind == "distinct":
+            if isinstance(value, (list, tuple)) and len(set(map(repr, value))) != len(value):
+                return f"must have distinct items, got {value!r} (repeated: {sorted({repr(v) for v in value if value.count(v) > 1})})"
+            return None
+        if self.kind == "not empty":
+            return f"must not be empty, got {value!r}" if hasattr(value, "__len__") and len(value) == 0 else None
+        items = value if isinstance(value, (list, tuple)) else [value]
+        each = "each item " if isinstance(value, (list, tuple)) else ""
+        for v in items:
+            if self.kind == "one of":
+                if v not in self.arg: return f"{each}must be one of {', '.join(map(repr, self.arg))}, got {v!r}"
+            elif isinstance(v, numbers.Real) and not isinstance(v, bool) and not _BOUNDS[self.kind](v, self.arg):
+                return f"{each}must be {self.kind} {self.arg:g}, got {v!r}"
+        return None
+
+def parse_constraints(
+    comment:str,   # a parameter's help comment (without the '#')
+) -> list:         # its `Constraint`s; [] when the comment does not end in '[...]'
+    "The constraints written in square brackets at the end of a help comment."
+    m = re.search(r"\[([^\[\]]*)\]\s*$", comment or "")
+    if not m: return []
+    out = []
+    for clause in (c.strip() for c in m.group(1).split(";")):
+        b = re.fullmatch(rf"(at least|above|at most|below)\s+({_NUMBER})", clause)
+        if b: out.append(Constraint(b.group(1), float(b.group(2)))); continue
+        if clause in ("distinct", "not empty"): out.append(Constraint(clause)); continue
+        c = re.fullmatch(r"one of\s+(.+)", clause)
+        if c:
+            vals = [yaml.load(v.strip(), Loader=_Loader) for v in c.group(1).split(",")]
+            out.append(Constraint("one of", tuple(v if v is not None else "None" for v in vals))); continue
+        raise ValueError(f"cannot read the constraint {clause!r} in [{m.group(1)}]: write clauses separated by ';' as "
+                         "'at least X', 'above X', 'at most X', 'below X', 'one of A, B, C', 'distinct' or 'not empty'")
+    return out
+
+def parameter_comments(
+    src:str,   # the source of a parameters cell
+) -> dict:     # name -> its help comment, for each annotated top-level name, in order
+    "The trailing comment of each parameter of a parameters cell (of its last line, as papermill reads help)."
+    comments = {}
+    for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+        if tok.type == tokenize.COMMENT: comments[tok.start[0]] = tok.string[1:].strip()
+    return {n.target.id: comments.get(n.end_lineno, "") for n in ast.parse(src).body
+            if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+
 # %% ../../nbs/bench/60_experiment.ipynb #0faaaa5c
+def parameters_source(
+    ns:dict,   # a notebook's namespace, `globals()`
+) -> str|None: # the source of the cell that declared its parameters, or None when `In` does not hold it
+    "The last cell of `ns['In']` (papermill's own cell aside) that annotates every declared parameter."
+    declared = set(declared_parameters(ns))
+    for src in reversed([c for c in ns.get("In", []) if isinstance(c, str)]):
+        if src.split("\n", 1)[0].strip() == "# Parameters": continue
+        try: names = set(parameter_comments(src))
+        except (SyntaxError, tokenize.TokenError): continue   # a cell with IPython syntax (magics) declares no parameters
+        if declared and declared <= names: return src
+    return None
+
 def check_parameters(
-    ns:dict,   # the notebook's namespace: `globals()`, after the parameters cell and papermill's cell
-) -> dict:     # the checked (and converted) value of every declared parameter, in declaration order
-    "Refuse injected names the parameters cell does not declare, check every value against its type, and update `ns`."
+    ns:dict,            # the notebook's namespace: `globals()`, after the parameters cell and papermill's cell
+    source:str|None=None,  # the parameters cell's source (None: found in the kernel's `In`), for the constraints of its comments
+) -> dict:              # the checked (and converted) value of every declared parameter, in declaration order
+    "Refuse injected names the parameters cell does not declare, check every value against its type and its comment's constraints, and update `ns`."
     declared = declared_parameters(ns)
     def refuse(msg):
         _log.warning(f"parameters refused: {msg}")
@@ -139,11 +215,16 @@ def check_parameters(
     if unknown := [n for n in injected_parameters(ns) if n not in declared and n not in PAPERMILL_NAMES]:
         refuse(f"unknown parameter{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}: "
                f"this notebook accepts {', '.join(declared)}")
+    source = source if source is not None else parameters_source(ns)
+    comments = parameter_comments(source) if source is not None else {}
     checked, errors = {}, []
     for name, tp in declared.items():
         if name not in ns: errors.append(f"parameter {name!r} is declared as {type_name(tp)} but has no value"); continue
         try: checked[name] = check_value(name, ns[name], tp)
-        except ValueError as e: errors.append(str(e))
+        except ValueError as e: errors.append(str(e)); continue
+        try: rules = parse_constraints(comments.get(name, ""))
+        except ValueError as e: errors.append(f"parameter {name!r}: {e}"); continue
+        errors += [f"parameter {name!r} {p}" for p in (r.problem(checked[name]) for r in rules) if p]
     if errors: refuse("\n".join(errors))
     ns.update(checked)
     return checked
