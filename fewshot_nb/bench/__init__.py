@@ -12,5 +12,7 @@ from . import generation as _generation
 from .generation import *
 from . import evaluate as _evaluate
 from .evaluate import *
+from . import report as _report
+from .report import *
 
-__all__ = [*_experiment.__all__, *_classification.__all__, *_generation.__all__, *_evaluate.__all__]
+__all__ = [*_experiment.__all__, *_classification.__all__, *_generation.__all__, *_evaluate.__all__, *_report.__all__]
