@@ -125,3 +125,13 @@ def test_stored_sweep_trends_are_those_of_its_results(tmp_path):
     shutil.copy(src/"results.csv", tmp_path/"results.csv")
     sweep_trends.main([str(tmp_path)])
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path/"trends.csv"), pd.read_csv(src/"trends.csv"))
+
+
+def test_gen_threads_refuses_a_bad_thread_count(tmp_path):
+    "tools/gen_threads.py (the thread-count re-runs of nbs/results/exp_generation_threads) refuses --threads 0 before any work."
+    import subprocess, sys
+    r = subprocess.run([sys.executable, str(ROOT/"tools"/"gen_threads.py"), "--threads", "0", "--out", str(tmp_path/"out")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "--threads must be >= 1, got 0" in r.stderr, r.stderr
+    assert not (tmp_path/"out").exists()
+
