@@ -68,11 +68,11 @@ def test_exp_reproducibility_tiny_study_resumes_and_analyses(tmp_path):
 def test_exp_reproducibility_refuses_bad_parameters(tmp_path):
     "Mistakes stop the study before any run, with what to do instead."
     for params, message in ((dict(algorithms=["maml"]), "no search space for ['maml']"),
-                            (dict(repeats=1), "repeats must be >= 2"),
+                            (dict(repeats=1), "parameter 'repeats' must be at least 2, got 1"),
                             (dict(seeds=[3]), "seeds must be two or more distinct integers"),
-                            (dict(optimizers=["rmsprop"]), "optimizers must be distinct, among 'adam' and 'sgd'"),
+                            (dict(optimizers=["rmsprop"]), "parameter 'optimizers' each item must be one of 'adam', 'sgd', got 'rmsprop'"),
                             (dict(run_notebook="nbs/no_such.ipynb"), "run_notebook nbs/no_such.ipynb not found"),
-                            (dict(rerun_threads=[1, 0]), "rerun_threads needs one positive thread count per run"),
+                            (dict(rerun_threads=[1, 0]), "parameter 'rerun_threads' each item must be at least 1, got 0"),
                             (dict(sweeps_dir=str(tmp_path/"out"/"sweeps")), "is inside out_dir")):
         with pytest.raises(pm.PapermillExecutionError) as e:
             _run("exp_reproducibility.ipynb", tmp_path, "bad.ipynb", out_dir=str(tmp_path/"out"), **params)
