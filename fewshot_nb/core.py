@@ -7,6 +7,8 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/core.html.md"""
 # %% ../nbs/00_core.ipynb #fac9fd2c
 from __future__ import annotations
 import os, re, sys, json, logging, random, platform, tempfile, hashlib, subprocess, contextlib, datetime, importlib.util
+import signal, threading, time, multiprocessing as mp
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from dataclasses import dataclass, field, asdict
 from typing import Any, Iterator
@@ -18,7 +20,7 @@ __all__ = ['UNIT_SUFFIXES', 'COLUMN_UNITS', 'logger', 'PAGE_WIDTH_PX', 'seed_eve
            'to_tensor', 'atomic_write', 'save_json', 'save_csv', 'column_unit', 'check_units', 'array_digest',
            'file_md5', 'config_hash', 'source_checkout', 'package_versions', 'RunRecord', 'get_logger', 'verbose',
            'set_progress', 'progress_enabled', 'progress', 'available_cpus', 'experiment_setup', 'Registry',
-           'figure_fonts', 'page_fontsize', 'check_figure_fonts', 'save_figure']
+           'figure_fonts', 'page_fontsize', 'check_figure_fonts', 'save_figure', 'exit_with_parent', 'worker_pool']
 
 # %% ../nbs/00_core.ipynb #7c7137cd
 def seed_everything(
@@ -526,3 +528,33 @@ def save_figure(
     fmt = kwargs.pop("format", path.suffix.lstrip(".") or "png")
     with atomic_write(path) as tmp: fig.savefig(tmp, format=fmt, dpi=dpi or fig.dpi, **kwargs)
     return path
+
+# %% ../nbs/00_core.ipynb #2336a8b0
+def exit_with_parent(
+    parent:int,          # the PID of the process that must outlive this one
+    every:float=0.25,    # seconds between two looks
+) -> threading.Thread:   # the watching thread (a daemon)
+    "Start a daemon thread that ends this process (exit code 1) as soon as `parent` is no longer its parent."
+    def watch():
+        while os.getppid() == parent: time.sleep(every)
+        os._exit(1)
+    t = threading.Thread(target=watch, daemon=True, name="exit-with-parent")
+    t.start()
+    return t
+
+def _init_pool_worker(parent:int, initializer, initargs:tuple):
+    "Initializer of `worker_pool`'s processes: Ctrl-C is the parent's, the parent's end is this worker's, then the caller's own."
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    exit_with_parent(parent)
+    if initializer is not None: initializer(*initargs)
+
+def worker_pool(
+    n:int,                  # worker processes
+    context:str="spawn",    # multiprocessing start method ('spawn': a fresh interpreter, safe with torch's threads)
+    initializer=None,       # a picklable function run first in every worker, with `initargs`
+    initargs:tuple=(),
+) -> ProcessPoolExecutor:   # use it as a context manager
+    "A process pool whose workers ignore Ctrl-C and end as soon as this process ends, however it ends."
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1: raise ValueError(f"a worker pool needs n >= 1 workers, got {n!r}")
+    init = importlib.import_module("fewshot_nb.core")._init_pool_worker   # by its module path: pickled by reference, also when defined in a notebook
+    return ProcessPoolExecutor(n, mp_context=mp.get_context(context), initializer=init, initargs=(os.getpid(), initializer, initargs))

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import yaml
-from .core import atomic_write, save_json, save_csv, config_hash, progress as _core_progress
+from .core import atomic_write, save_json, save_csv, config_hash, worker_pool, progress as _core_progress
 
 # %% auto #0
 __all__ = ['DISTRIBUTIONS', 'RECORD', 'RUNNING', 'ERROR', 'OUTPUT', 'THREAD_VARS', 'SLURM_OPTIONS', 'sample_value',
@@ -333,10 +333,10 @@ def run_sweep(
     return sweep_status(sweep, points)
 
 def _run_local(todo, workers, threads, cwd, bar):
-    import importlib, multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    import importlib
+    from concurrent.futures import as_completed
     m = importlib.import_module("fewshot_nb.sweep")   # the workers import what they run by name (this also works from a notebook)
-    with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=m._init_worker, initargs=(threads,)) as ex:
+    with worker_pool(workers, initializer=m._init_worker, initargs=(threads,)) as ex:   # workers (and their kernels) end with this process
         try:
             futures = [ex.submit(m.run_point, p, threads, cwd) for p in todo]
             for f in as_completed(futures):

@@ -10,7 +10,7 @@ import time, json
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 from torch import Tensor
-from ..core import config_hash, get_logger, page_fontsize, Registry
+from ..core import config_hash, get_logger, page_fontsize, Registry, worker_pool
 _log = get_logger("fewshot_nb.bench.generation")   # models trained or loaded
 from ..data.omniglot import load_omniglot
 from ..data.splits import weak_split
@@ -264,11 +264,9 @@ def train_generative_models(
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if n_jobs == 1 or len(jobs) <= 1:
         return done | dict(_train_job(bench.image_size, bench.train, torch.get_num_threads(), j) for j in jobs)
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
     import importlib   # the worker by its module path: pickled by reference, also when this cell runs in a notebook's __main__
     work = importlib.import_module("fewshot_nb.bench.generation")._train_job
-    with ProcessPoolExecutor(min(n_jobs, len(jobs)), mp_context=mp.get_context("spawn")) as ex:
+    with worker_pool(min(n_jobs, len(jobs))) as ex:   # spawned workers that end with this process (a stopped notebook leaves none)
         futures = [ex.submit(work, bench.image_size, bench.train, max(1, cores // n_jobs), j) for j in jobs]
         return done | dict(f.result() for f in futures)
 

@@ -459,14 +459,6 @@ def bongard_accuracy(
     return accuracy(method.scores(problems.train_data(), tasks.batch), tasks.batch.query_labels, tasks.batch.query_mask)
 
 # %% ../../nbs/bongard/82_baselines.ipynb #a5085ea2
-def _exit_with_parent(parent:int, every:float=1.0):
-    "Stop this worker process as soon as `parent` is no longer its parent (the run that started it was stopped)."
-    import os, threading, time
-    def watch():
-        while os.getppid() == parent: time.sleep(every)
-        os._exit(1)
-    threading.Thread(target=watch, daemon=True, name="exit-with-parent").start()
-
 def _train_job(job:tuple) -> str:
     name, kw = job
     torch.set_num_threads(1)
@@ -479,14 +471,13 @@ def train_bongard_many(
     **kw,             # `train_bongard`'s arguments; `checkpoint_dir` is required when n_jobs > 1
 ) -> dict:            # name -> (trained method, history)
     "Train several methods, `n_jobs` at a time, then load them all from their checkpoints."
-    import multiprocessing as mp, os
-    from concurrent.futures import ProcessPoolExecutor
+    from fewshot_nb.core import worker_pool
     if bad := [n for n in names if n not in BONGARD_METHODS]: raise ValueError(f"unknown methods {bad}; choose from {', '.join(BONGARD_METHODS)}")
     if n_jobs < 1: raise ValueError(f"n_jobs must be >= 1, got {n_jobs}")
     if n_jobs > 1 and len(names) > 1:
         if kw.get("checkpoint_dir") is None: raise ValueError("training in parallel needs checkpoint_dir: the workers hand their models over through it")
         order = sorted(names, key=lambda n: BONGARD_METHODS[n][1] is None)         # the pre-training methods first: they take longest
-        with ProcessPoolExecutor(n_jobs, mp_context=mp.get_context("spawn"), initializer=_exit_with_parent, initargs=(os.getpid(),)) as pool:
+        with worker_pool(n_jobs) as pool:   # workers that end with this process (core.worker_pool)
             list(pool.map(_train_job, [(n, kw) for n in order]))
     return {n: train_bongard(n, **kw) for n in names}
 

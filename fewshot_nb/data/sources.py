@@ -14,7 +14,7 @@ from functools import partial
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 from PIL import Image
-from ..core import atomic_write
+from ..core import atomic_write, worker_pool
 
 # %% auto #0
 __all__ = ['encode_labels', 'check_one_group', 'FeatureSource', 'LabelledFiles', 'ImageFolderSource', 'default_workers',
@@ -275,17 +275,6 @@ class ImageFolderSource(LabelledFiles):
             yield self.to_floats(x)
 
 # %% ../../nbs/data/12_sources.ipynb #12c85052
-def _exit_with_parent(ppid:int, every:float=0.25):
-    "Start a daemon thread that ends this process as soon as its parent `ppid` is gone."
-    def watch():
-        while os.getppid() == ppid: time.sleep(every)
-        os._exit(0)
-    threading.Thread(target=watch, daemon=True, name="exit-with-parent").start()
-
-def _init_worker(ppid:int):
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is for the parent, which then shuts the pool down
-    _exit_with_parent(ppid)
-
 def default_workers() -> int:
     "Worker processes to use when not told: the CPUs this process may run on, at most 8."
     n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -306,8 +295,7 @@ def decode_pool(
     "A process pool shut down when the block ends, whose workers also end when this process dies."
     workers = check_workers(workers)
     if workers == 0: yield None; return
-    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-    pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(os.getpid(),))
+    pool = worker_pool(workers, context="fork" if "fork" in mp.get_all_start_methods() else "spawn")   # core.worker_pool: they end with this process
     try: yield pool
     finally: pool.shutdown(wait=True, cancel_futures=True)
 
