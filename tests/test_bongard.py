@@ -82,16 +82,16 @@ def test_exp_bongard_free_form_variant(tmp_path):
 
 @pytest.mark.parametrize("params, message", [
     (dict(methods=["protonet", "resnet"]), "unknown methods ['resnet']"),
-    (dict(variant="hd"), "variant must be 'full'"),
-    (dict(scale=0.0), "scale must be in (0, 1]"),
-    (dict(image_size=16), "image_size must be >= 32"),
-    (dict(optimizer="adagrad"), "optimizer must be 'adam' or 'sgd'"),
+    (dict(variant="hd"), "parameter 'variant' must be one of 'full', 'ff', got 'hd'"),
+    (dict(scale=0.0), "parameter 'scale' must be above 0, got 0.0"),
+    (dict(image_size=16), "parameter 'image_size' must be at least 32, got 16"),
+    (dict(optimizer="adagrad"), "parameter 'optimizer' must be one of 'adam', 'sgd', got 'adagrad'"),
     (dict(data_root="no/such/folder"), "holds no split file"),
     (dict(methods=[], controls=[]), "both empty"),
     (dict(controls=["resnet"]), "unknown methods ['resnet']"),
-    (dict(attribute_sizes=[16]), "attribute_sizes must be >= 32"),
+    (dict(attribute_sizes=[16]), "parameter 'attribute_sizes' each item must be at least 32, got 16"),
     (dict(attributes=["round"]), "unknown attributes ['round']"),
-    (dict(n_train_scored=0), "n_train_scored must be >= 1"),
+    (dict(n_train_scored=0), "parameter 'n_train_scored' must be at least 1, got 0"),
 ])
 def test_exp_bongard_refuses_bad_parameters(tmp_path, params, message):
     with pytest.raises(pm.PapermillExecutionError) as e:

@@ -210,16 +210,16 @@ def test_exp_generation_refuses_bad_parameters(tmp_path):
     "Per-model epochs must cover every model, and every per-model dict must name models."
     _assert_refused(tmp_path, "exp_generation.ipynb", ((dict(epochs={"vae_ns": 2}), "epochs gives no number for"),
                                                        (dict(latent_sizes={"vae": [4]}), "latent_sizes has keys ['vae']"),
-                                                       (dict(n_jobs=0), "n_jobs must be >= 1"),
-                                                       (dict(maml_order="third"), "maml_order must be one of"),
+                                                       (dict(n_jobs=0), "parameter 'n_jobs' must be at least 1, got 0"),
+                                                       (dict(maml_order="third"), "parameter 'maml_order' must be one of 'second', 'first', 'anil', got 'third'"),
                                                        (dict(maml_critic="no/such.pt"), "is not a file")))
 
 
 def test_exp_beta_refuses_bad_parameters(tmp_path):
     "A model without a beta, or a sample count the human point cannot match, stops the run with a clear error."
-    _assert_refused(tmp_path, "exp_beta.ipynb", ((dict(model="dagan_un"), "the models with a beta"),
+    _assert_refused(tmp_path, "exp_beta.ipynb", ((dict(model="dagan_un"), "parameter 'model' must be one of 'vae_ns', 'vae_stn', got 'dagan_un'"),
                                                  (dict(n_samples=10, epochs=None, steps=1), "n_samples must be 20"),
-                                                 (dict(n_jobs=0), "n_jobs must be >= 1"),
+                                                 (dict(n_jobs=0), "parameter 'n_jobs' must be at least 1, got 0"),
                                                  (dict(critics=str(tmp_path)), "has no simclr.pt")))
 
 
