@@ -129,3 +129,19 @@ def test_prose_is_shown(nb):
     cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
     bad = [i for i, c in enumerate(cells) if c["cell_type"] == "code" and prose_not_shown("".join(c["source"]))]
     assert not bad, f"{nb.name}: cells {bad} call prose(...) where IPython shows nothing: end the cell with prose(text)"
+
+
+def test_stored_discussions_match_their_runs(tmp_path, capsys):
+    """The stored output of every discussion cell that reads files only is what the stored default run gives now
+    (`tools/render_prose.py --check`): a wording changed without re-rendering, or a run file replaced, fails here."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("render_prose", ROOT/"tools"/"render_prose.py")
+    rp = importlib.util.module_from_spec(spec); spec.loader.exec_module(rp)
+    assert rp.main([str(p) for p in EXPERIMENTS] + ["--check"]) == 0, capsys.readouterr().out
+    # and it can fail: a copy of exp_generation whose discussion output was edited is stale
+    nb = json.loads((ROOT/"nbs"/"exp_generation.ipynb").read_text(encoding="utf-8"))
+    k = next(i for i, c in enumerate(nb["cells"]) if any("text/markdown" in o.get("data", {}) for o in c.get("outputs", [])))
+    nb["cells"][k]["outputs"][0]["data"]["text/markdown"] = ["An edited discussion.\n"]
+    copy = tmp_path/"exp_generation.ipynb"
+    copy.write_text(json.dumps(nb), encoding="utf-8")
+    assert rp.main([str(copy), "--check"]) == 1

@@ -15,12 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EXPERIMENTS = sorted((ROOT/"nbs").glob("exp_*.ipynb"))
 # Experiments whose default run is not stored yet, with the reason. An entry here is checked too: it fails once the
 # run is stored (so that its checks then run), and it never hides a notebook without `checks` cells.
-PENDING = {
-    "exp_beta": "its checks and discussion are rewritten for issue 38; its default run (about 15 minutes) was started but did "
-                "not finish in the session that rewrote them; the next session stores it first",
-    "exp_generation": "its checks and discussion are rewritten for issue 38, but its default run (about 20 minutes of both "
-                      "cores) did not fit the session that rewrote them; the next session stores it first",
-}
+PENDING: dict[str, str] = {}
 
 
 def _cells(nb:Path) -> list[dict]:

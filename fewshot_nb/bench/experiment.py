@@ -6,7 +6,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bench/experiment.html.md"""
 
 # %% ../../nbs/bench/60_experiment.ipynb #b0949e81
 from __future__ import annotations
-import ast, io, math, numbers, re, tokenize, types, typing
+import ast, io, json, math, numbers, re, tokenize, types, typing
 from dataclasses import dataclass, asdict, fields, replace
 from pathlib import Path
 import pandas as pd
@@ -17,9 +17,9 @@ _log = get_logger("fewshot_nb.bench.experiment")   # parameters refused
 
 # %% auto #0
 __all__ = ['PAPERMILL_NAMES', 'injected_parameters', 'declared_parameters', 'type_name', 'check_value', 'Constraint',
-           'parse_constraints', 'parameter_comments', 'parameters_source', 'check_parameters', 'Finding', 'verdict',
-           'findings_table', 'directional_finding', 'experiments_dir', 'stored_run', 'fmt', 'fmt_ci', 'RunFiles',
-           'prose']
+           'parse_constraints', 'parameter_comments', 'parameters_source', 'Parameters', 'check_parameters',
+           'parameter_defaults', 'preset_table', 'Finding', 'verdict', 'findings_table', 'directional_finding',
+           'experiments_dir', 'stored_run', 'fmt', 'fmt_ci', 'RunFiles', 'prose']
 
 # %% ../../nbs/bench/60_experiment.ipynb #6127bc2b
 PAPERMILL_NAMES = ("PM_INPUT_PATH", "PM_OUTPUT_PATH")   # what `papermill --inject-paths` adds
@@ -202,19 +202,36 @@ def parameters_source(
         if declared and declared <= names: return src
     return None
 
+class Parameters(dict):
+    "The checked parameters of a run (a dict), with where each value came from in `sources`."
+    def __init__(self, values:dict, sources:dict):
+        super().__init__(values)
+        self.sources = dict(sources)   # name -> 'default' (the parameters cell), 'preset NAME' or 'given' (papermill's -p/-y)
+
 def check_parameters(
     ns:dict,            # the notebook's namespace: `globals()`, after the parameters cell and papermill's cell
     source:str|None=None,  # the parameters cell's source (None: found in the kernel's `In`), for the constraints of its comments
-) -> dict:              # the checked (and converted) value of every declared parameter, in declaration order
-    "Refuse injected names the parameters cell does not declare, check every value against its type and its comment's constraints, and update `ns`."
+    presets:dict|None=None,  # preset name -> {parameter: value}: the values the parameter `preset` sets; 'default' sets none
+) -> Parameters:        # the checked (and converted) value of every declared parameter, in declaration order, and their sources
+    "Refuse injected names the parameters cell does not declare, apply the chosen preset, check every value against its type and its comment's constraints, and update `ns`."
     declared = declared_parameters(ns)
     def refuse(msg):
         _log.warning(f"parameters refused: {msg}")
         raise ValueError(msg)
     if not declared: refuse("no declared parameters: write the parameters cell as `name: type = value  # help`")
-    if unknown := [n for n in injected_parameters(ns) if n not in declared and n not in PAPERMILL_NAMES]:
+    injected = injected_parameters(ns)
+    if unknown := [n for n in injected if n not in declared and n not in PAPERMILL_NAMES]:
         refuse(f"unknown parameter{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}: "
                f"this notebook accepts {', '.join(declared)}")
+    sources = {n: "given" if n in injected else "default" for n in declared}
+    if presets is not None:   # a preset sets only the parameters it names, and a value given on the command line wins
+        if "preset" not in declared: raise TypeError("check_parameters(presets=...) needs a declared parameter `preset`")
+        if bad := {p: sorted(set(v) - set(declared)) for p, v in presets.items() if set(v) - set(declared)}:
+            raise TypeError(f"presets set names that are not parameters: {bad}")
+        if ns["preset"] != "default" and ns["preset"] not in presets:
+            refuse(f"unknown preset {ns['preset']!r}: this notebook has {', '.join(['default', *presets])}")
+        for name, value in presets.get(ns["preset"], {}).items():
+            if name not in injected: ns[name], sources[name] = value, f"preset {ns['preset']}"
     source = source if source is not None else parameters_source(ns)
     comments = parameter_comments(source) if source is not None else {}
     checked, errors = {}, []
@@ -227,7 +244,32 @@ def check_parameters(
         errors += [f"parameter {name!r} {p}" for p in (r.problem(checked[name]) for r in rules) if p]
     if errors: refuse("\n".join(errors))
     ns.update(checked)
-    return checked
+    return Parameters(checked, sources)
+
+# %% ../../nbs/bench/60_experiment.ipynb #c3f16b2a
+def parameter_defaults(
+    src:str,   # the source of a parameters cell
+) -> dict:     # name -> the value written in the cell (a literal), for each annotated top-level name
+    "The values the parameters cell itself gives its parameters."
+    out = {}
+    for n in ast.parse(src).body:
+        if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and n.value is not None:
+            try: out[n.target.id] = ast.literal_eval(n.value)
+            except ValueError: out[n.target.id] = ast.unparse(n.value)   # an expression: shown as written
+    return out
+
+def preset_table(
+    src:str,              # the source of the parameters cell
+    presets:dict,         # preset name -> {parameter: value}
+    paper:dict|None=None, # parameter -> the paper's value, in words (with its table or section)
+) -> pd.DataFrame:        # one row per parameter a preset sets: its value in each preset, and the paper's
+    "The presets of an experiment side by side, with the defaults of the parameters cell and the paper's values."
+    defaults, names = parameter_defaults(src), list(dict.fromkeys(k for v in presets.values() for k in v))
+    cols = {p: [json.dumps(presets[p][n]) if n in presets[p] else "" for n in names] for p in presets if p != "paper"}
+    t = pd.DataFrame({"parameter": names, **cols, "default": [json.dumps(defaults.get(n)) for n in names],
+                      **({"paper": [json.dumps(presets["paper"][n]) if n in presets["paper"] else "" for n in names]} if "paper" in presets else {})})
+    if paper is not None: t["the paper's value"] = [paper.get(n, "") for n in names]
+    return t
 
 # %% ../../nbs/bench/60_experiment.ipynb #1bbf34a9
 @dataclass
