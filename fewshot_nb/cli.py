@@ -17,7 +17,7 @@ from .bench.experiment import experiments_dir
 
 # %% auto #0
 __all__ = ['list_experiments', 'copy_experiments', 'data_status', 'fetch_data', 'verify_files', 'json_arg', 'run_evaluate',
-           'build_parser', 'main']
+           'run_reproduce', 'build_parser', 'main']
 
 # %% ../nbs/90_cli.ipynb #d94546ee
 def _title(nb:Path) -> str:
@@ -150,6 +150,27 @@ def _command(sub, name:str, help:str, example:str, **kw) -> argparse.ArgumentPar
     return sub.add_parser(name, help=help.replace("%", "%%"), description=help[0].upper() + help[1:] + ".", epilog="example:\n  " + example,
                           formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
 
+def run_reproduce(a:argparse.Namespace) -> int:   # the exit status: 0 when every chosen experiment is done, 1 otherwise
+    "`fewshot-nb reproduce`: the experiments at one preset, then the report; a table of where each stands."
+    from fewshot_nb.bench.reproduce import reproduce   # papermill and the sweep engine load only for this command
+    slurm = {k: v for k, v in dict(partition=a.slurm_partition, timeout_min=a.slurm_time, gpus_per_node=a.slurm_gpus,
+                                      cpus_per_task=a.slurm_cpus, mem_gb=a.slurm_mem).items() if v is not None}
+    for kv in a.slurm:
+        k, sep, v = kv.partition("=")
+        if not sep: raise ValueError(f"--slurm takes KEY=VALUE, got {kv!r}")
+        try: slurm[k] = json.loads(v)        # numbers, true/false, lists
+        except ValueError: slurm[k] = v      # a name
+    if a.executor == "local" and slurm: raise ValueError("Slurm options go with --executor slurm")
+    t = reproduce(a.experiments or None, preset=a.preset, out=a.out, executor=a.executor, jobs=a.jobs, threads=a.threads,
+                  slurm=slurm or None, retry_failed=a.retry_failed, dry_run=a.dry_run, report_only=a.report_only, nbs=a.notebooks)
+    cols = ["experiment", "preset", "state", "seconds"] + (["folder"] if a.dry_run else [])
+    print(t[cols].to_string(index=False))
+    for r in t[t.state == "failed"].itertuples(): print(f"\n{r.experiment} failed: {r.error}\n  (its notebook: {r.folder}/notebook.ipynb)", file=sys.stderr)
+    if a.dry_run: print(f"dry run: {int((t.state == 'pending').sum())} experiment(s) would run; nothing was written")
+    elif (Path(a.out)/"report"/"index.html").is_file():
+        print(f"report: {Path(a.out)/'report'/'index.html'} and {Path(a.out)/'report'/'README.md'}; findings: {Path(a.out)/'findings.csv'}")
+    return 0 if a.dry_run or (t.state == "done").all() else 1
+
 def build_parser() -> argparse.ArgumentParser:
     "The parser of the `fewshot-nb` command, its groups and their commands."
     ap = argparse.ArgumentParser(prog="fewshot-nb", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -157,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
                                  epilog="examples:\n  fewshot-nb evaluate feats.npz --base base.npz --methods simpleshot,tim --out runs/mine\n"
                                         "  fewshot-nb experiments copy experiments\n  fewshot-nb data verify")
     ap.add_argument("--version", action="version", version=f"fewshot-nb {__version__}")
-    sub = ap.add_subparsers(dest="group", metavar="{evaluate,experiments,data}")
+    sub = ap.add_subparsers(dest="group", metavar="{evaluate,reproduce,experiments,data}")
     ev = _command(sub, "evaluate", "accuracy of solvers on N-way K-shot tasks of your own features, with 95% intervals",
                   "fewshot-nb evaluate feats.npz --base base.npz --methods simpleshot,tim --shots 1,5 --ways 5 --queries 15 \\\n"
                   "      --tasks 1000 --seed 0 --method-kwargs '{\"tim\": {\"steps\": 50}}' --out runs/mine")
@@ -180,6 +201,27 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--out", required=True, metavar="DIR", help="folder of results.csv, tasks.csv, the task manifests and run.json")
     ev.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
     ev.add_argument("--force", action="store_true", help="overwrite the results of an earlier run in DIR")
+    rp = _command(sub, "reproduce", "run the experiment notebooks (all, or those named) at one preset, locally or on Slurm, "
+                  "skipping the finished ones, then write DIR/findings.csv and the report DIR/report/ (index.html, README.md)",
+                  "fewshot-nb reproduce --preset smoke --out runs/smoke\n"
+                  "  fewshot-nb reproduce exp_beta exp_lake_runs --preset default --out runs/default --jobs 2\n"
+                  "  fewshot-nb reproduce --preset paper --out runs/paper --executor slurm --slurm-partition gpu --slurm-gpus 1 --slurm-time 720")
+    rp.add_argument("experiments", nargs="*", metavar="EXPERIMENT", help="experiment notebooks to run, e.g. exp_beta (default: all)")
+    rp.add_argument("--preset", default="default", help="smoke (about a minute each), default (minutes on a CPU) or paper (the papers' scale) (default: default)")
+    rp.add_argument("--out", required=True, metavar="DIR", help="the reproduction's folder: one executed notebook per experiment, findings.csv, report/")
+    rp.add_argument("--executor", default="local", choices=["local", "slurm"], help="local processes or one Slurm job array (default: local)")
+    rp.add_argument("--jobs", type=int, default=1, metavar="N", help="local: experiments run at once (default: 1)")
+    rp.add_argument("--threads", type=int, default=None, metavar="N", help="intra-op threads per notebook (default: the CPUs divided by --jobs)")
+    rp.add_argument("--slurm-partition", metavar="NAME", help="Slurm partition")
+    rp.add_argument("--slurm-time", type=int, metavar="MINUTES", help="time limit of each job (default: 60)")
+    rp.add_argument("--slurm-gpus", type=int, metavar="N", help="GPUs per job")
+    rp.add_argument("--slurm-cpus", type=int, metavar="N", help="CPUs per job (default: --threads)")
+    rp.add_argument("--slurm-mem", type=int, metavar="GB", help="memory per job")
+    rp.add_argument("--slurm", action="append", default=[], metavar="KEY=VALUE", help="another Slurm option (account, qos, constraint, array_parallelism, ...); repeatable")
+    rp.add_argument("--retry-failed", action="store_true", help="run the failed experiments again")
+    rp.add_argument("--dry-run", action="store_true", help="show the plan (each experiment's state and folder); run and write nothing")
+    rp.add_argument("--report-only", action="store_true", help="run nothing: rebuild the report from the finished experiments")
+    rp.add_argument("--notebooks", metavar="DIR", default=None, help="folder of the experiment notebooks (default: the clone's nbs/ or the installed copy)")
     exg = _command(sub, "experiments", "the experiment notebooks", "fewshot-nb experiments copy experiments exp_lake_runs")
     ex = exg.add_subparsers(dest="cmd", metavar="{list,copy}")
     _command(ex, "list", "list the experiment notebooks", "fewshot-nb experiments list")
@@ -209,13 +251,14 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 def main(argv:list[str]|None=None) -> int:   # the exit status
-    "The `fewshot-nb` command: `evaluate`, `experiments list|copy`, `data where|fetch|verify`; alone, its help."
+    "The `fewshot-nb` command: `evaluate`, `reproduce`, `experiments list|copy`, `data where|fetch|verify`; alone, its help."
     ap = build_parser()
     a = ap.parse_args(sys.argv[1:] if argv is None else argv)
     if a.group is None: ap.print_help(); return 0
-    if a.group != "evaluate" and a.cmd is None: ap.groups[a.group].print_help(); return 0
+    if a.group not in ("evaluate", "reproduce") and a.cmd is None: ap.groups[a.group].print_help(); return 0
     try:
         if a.group == "evaluate": return run_evaluate(a)
+        if a.group == "reproduce": return run_reproduce(a)
         if a.group == "experiments" and a.cmd == "list":
             print(list_experiments()[["name", "title"]].to_string(index=False))
         elif a.group == "experiments":

@@ -18,7 +18,7 @@ from .core import atomic_write, save_json, save_csv, config_hash, worker_pool, p
 # %% auto #0
 __all__ = ['DISTRIBUTIONS', 'RECORD', 'RUNNING', 'ERROR', 'OUTPUT', 'THREAD_VARS', 'SLURM_OPTIONS', 'sample_value',
            'notebook_digest', 'Sweep', 'run_point', 'record_complete', 'point_state', 'sweep_status', 'status_counts',
-           'run_sweep', 'collect', 'main']
+           'run_sweep', 'run_points', 'collect', 'main']
 
 # %% ../nbs/70_sweep.ipynb #2ea1c1a5
 DISTRIBUTIONS = {   # name -> what its argument is
@@ -327,10 +327,30 @@ def run_sweep(
     todo = [p for p, s in zip(points, table.state) if s in todo_states]
     done0 = int((table.state == "done").sum())
     if not todo: return table
-    cwd = str(Path(cwd or Path.cwd()).absolute())
-    if executor == "local": _run_local(todo, workers, threads, cwd, _progress(len(points), done0, Path(sweep.notebook).stem, progress))
-    else: _run_slurm(todo, out, threads, cwd, slurm, wait, _progress(len(points), done0, Path(sweep.notebook).stem, progress if wait else False))
+    run_points(todo, executor, workers=workers, threads=threads, cwd=cwd, slurm=slurm, wait=wait,
+               bar=_progress(len(points), done0, Path(sweep.notebook).stem, progress if executor == "local" or wait else False))
     return sweep_status(sweep, points)
+
+def run_points(
+    todo:list,                # points to run now (of one sweep or several: `Sweep.points()`), each in its own folder
+    executor:str="local",     # 'local' (a process pool) or 'slurm' (one job array)
+    workers:int=2,            # local: points run at once
+    threads:int|None=1,       # intra-op threads of each run (None: leave them as they are)
+    cwd:str|None=None,        # folder the notebooks run in (default: the current one)
+    slurm:dict|None=None,     # Slurm options (SLURM_OPTIONS' keys)
+    wait:bool=True,           # slurm: wait for the jobs
+    bar=None,                 # a progress bar (`core.progress`), one step per finished point (None: none)
+    log_dir:str|Path|None=None, # slurm: where submitit's job folders go (default: the first point's sweep folder)
+):
+    "Run the given points with one executor, whatever sweeps they come from: what `run_sweep` does with the unfinished points of one sweep."
+    if executor not in ("local", "slurm"): raise ValueError(f"executor must be 'local' or 'slurm', got {executor!r}")
+    if workers < 1: raise ValueError(f"workers must be >= 1, got {workers}")
+    if unknown := [k for k in (slurm or {}) if k not in SLURM_OPTIONS]: raise ValueError(f"unknown Slurm option{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}; choose from {', '.join(SLURM_OPTIONS)}")
+    bar = bar if bar is not None else _progress(len(todo), 0, "points", False)
+    cwd = str(Path(cwd or Path.cwd()).absolute())
+    if executor == "local": return _run_local(todo, workers, threads, cwd, bar)
+    out = Path(log_dir) if log_dir is not None else Path(todo[0]["folder"]).parent.parent if todo else Path.cwd()   # <out_dir>/points/<name>
+    return _run_slurm(todo, out, threads, cwd, slurm or {}, wait, bar)
 
 def _run_local(todo, workers, threads, cwd, bar):
     import importlib
