@@ -1,0 +1,79 @@
+"""`fewshot-nb reproduce` on the library's own experiments (issue 39): every experiment at the smoke preset through a
+real Slurm, with the report and the findings checked, then a second run that submits nothing; and a stopped run
+(SIGTERM, SIGKILL) that leaves no process behind: not its sweep workers, not their kernels, not the training workers.
+
+CI starts a one-node Slurm (tools/slurm_local.sh) and sets FEWSHOT_REQUIRE_SLURM, so the Slurm test runs there; on a
+machine without Slurm it is skipped.
+"""
+import os, signal, subprocess, sys, time, uuid
+from pathlib import Path
+import pandas as pd
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_processes import marked, cpu_seconds
+from test_sweep import slurm_available
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = str(Path(sys.executable).with_name("fewshot-nb"))
+EXPERIMENTS = sorted(p.stem for p in (ROOT/"nbs").glob("exp_*.ipynb"))
+VERDICTS = {"yes", "direction only", "no", "untested"}
+
+
+def test_smoke_through_slurm_then_nothing_submitted(tmp_path):
+    ok, why = slurm_available()
+    if not ok:
+        if os.environ.get("FEWSHOT_REQUIRE_SLURM"): pytest.fail(f"FEWSHOT_REQUIRE_SLURM is set but {why}: run tools/slurm_local.sh up")
+        pytest.skip(f"no Slurm here ({why}); tools/slurm_local.sh up starts a one-node cluster")
+    pytest.importorskip("submitit")
+    out = tmp_path/"smoke"
+    cmd = [CLI, "reproduce", "--preset", "smoke", "--out", str(out), "--executor", "slurm", "--threads", "1",
+           "--slurm-time", "30", "--slurm", "array_parallelism=2"]
+    env = os.environ | {"OMP_NUM_THREADS": "1", "FEWSHOT_PROGRESS": "0"}
+    first = subprocess.run(cmd, capture_output=True, text=True, timeout=2400, env=env)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    F = pd.read_csv(out/"findings.csv")
+    assert set(F.experiment) == set(EXPERIMENTS), f"experiments without findings: {set(EXPERIMENTS) - set(F.experiment)}"
+    assert set(F.holds) <= VERDICTS and F.finding.notna().all() and F.run.notna().all()
+    html = (out/"report"/"index.html").read_text()
+    assert "data:image/png;base64," in html and "Findings per paper" in html   # self-contained: figures embedded
+    md = (out/"report"/"README.md").read_text()
+    assert all(e in md for e in EXPERIMENTS)
+    assert all((out/f"{e}.ipynb").is_file() for e in EXPERIMENTS)               # one executed notebook per experiment
+    jobs = sorted(p.name for p in (out/"slurm").iterdir())
+    records = {p: p.stat().st_mtime_ns for p in out.glob("*/points/*/record.json")}
+    assert len(records) == len(EXPERIMENTS) and jobs
+    second = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+    assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
+    assert sorted(p.name for p in (out/"slurm").iterdir()) == jobs, "the second run submitted jobs"
+    assert {p: p.stat().st_mtime_ns for p in records} == records, "the second run ran a finished experiment again"
+    assert second.stdout.count(" done ") >= len(EXPERIMENTS), second.stdout
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_stopping_reproduce_leaves_no_process(tmp_path, sig):
+    "exp_beta at its default preset, stopped once its training workers train: nothing of the run is left."
+    mark = uuid.uuid4().hex
+    env = os.environ | {"FEWSHOT_TEST_MARK": mark, "OMP_NUM_THREADS": "1", "FEWSHOT_CACHE": str(tmp_path/"cache")}   # no cached checkpoint: it trains
+    cmd = [CLI, "reproduce", "exp_beta", "--preset", "default", "--out", str(tmp_path/"r"), "--threads", "1"]
+    run = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.time() + 300
+        while time.time() < deadline:   # reproduce -> its sweep worker -> papermill's kernel -> two training workers
+            if sum("spawn_main" in c for _, c in marked(mark)) >= 3: break   # the sweep worker and the two training workers
+            assert run.poll() is None, f"reproduce ended (exit {run.returncode}) before the training started"
+            time.sleep(1)
+        else: pytest.fail(f"the training workers did not start within 300 s: {marked(mark)}")
+        trainers = lambda: [pid for pid, c in marked(mark) if "spawn_main" in c]
+        while time.time() < deadline and sorted(map(cpu_seconds, trainers()))[-2] < 8: time.sleep(1)   # both trainers past their imports
+        os.kill(run.pid, sig); run.wait(timeout=30)
+        for _ in range(60):
+            if not marked(mark): break
+            time.sleep(0.5)
+        left = marked(mark)
+        assert not left, f"processes of the stopped reproduce still running after {sig.name}: {left}"
+    finally:
+        for pid, _ in marked(mark):
+            try: os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError: pass
+        if run.poll() is None: run.kill()
