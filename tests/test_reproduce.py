@@ -39,6 +39,7 @@ def test_smoke_through_slurm_then_nothing_submitted(tmp_path):
     assert "data:image/png;base64," in html and "Findings per paper" in html   # self-contained: figures embedded
     md = (out/"report"/"README.md").read_text()
     assert all(e in md for e in EXPERIMENTS)
+    assert "preset smoke" in md, "the run records do not say which values the preset set"
     assert all((out/f"{e}.ipynb").is_file() for e in EXPERIMENTS)               # one executed notebook per experiment
     jobs = sorted(p.name for p in (out/"slurm").iterdir())
     records = {p: p.stat().st_mtime_ns for p in out.glob("*/points/*/record.json")}

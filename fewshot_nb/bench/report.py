@@ -90,7 +90,7 @@ def run_record(
     if not f.is_file(): return {}
     r = json.loads(f.read_text())
     threads = (r.get("extra") or {}).get("threads") or {}
-    return dict(params=r.get("params", {}), torch_threads=(r.get("host") or {}).get("torch_threads"),
+    return dict(params=r.get("params", {}), sources=(r.get("extra") or {}).get("parameter_sources") or {}, torch_threads=(r.get("host") or {}).get("torch_threads"),
                 worker_threads=threads.get("train_threads_per_model"), started=r.get("started"),
                 commit=r.get("git_commit"), dirty=r.get("git_dirty"), device=r.get("device"),
                 versions={k: v for k, v in (r.get("versions") or {}).items() if k in ("python", "torch", "numpy", "fewshot_nb")})
@@ -127,7 +127,9 @@ def report_blocks(
                             f"{' (uncommitted changes)' if rec['dirty'] else ''}; torch threads {rec['torch_threads']}"
                             + (f", {rec['worker_threads']} per training worker" if rec["worker_threads"] else "")
                             + "; versions " + ", ".join(f"{k} {v}" for k, v in rec["versions"].items()) + "."),
-                      ("table", pd.DataFrame({"parameter": list(rec["params"]), "value": [json.dumps(v) for v in rec["params"].values()]}))]
+                      ("table", pd.DataFrame({"parameter": list(rec["params"]), "value": [json.dumps(v) for v in rec["params"].values()],
+                                              # where each value came from: the parameters cell, the preset, or the command line
+                                              **({"from": [rec["sources"].get(n, "") for n in rec["params"]]} if rec["sources"] else {})}))]
             else: B += [("p", f"Run folder {folder}: no run.json.")]
     return B
 
