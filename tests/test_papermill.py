@@ -11,8 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_exp_lake_runs_with_injected_parameters(tmp_path):
     out = tmp_path/"out"
     pm.execute_notebook(str(ROOT/"nbs"/"exp_lake_runs.ipynb"), str(tmp_path/"executed.ipynb"),
-                        parameters=dict(n_tasks=12, n_way=5, image_size=20, runs_image_size=28, seed=3,
-                                        out_dir=str(out)),
+                        parameters=dict(preset="smoke", seed=3, out_dir=str(out)),   # smoke: 12 tasks of 5-way, 20 and 28 px
                         cwd=str(ROOT), kernel_name="python3", progress_bar=False)
     results = pd.read_csv(out/"results.csv")
     # the injected values were used: 12 sampled tasks per protocol and method, 20 runs
@@ -31,17 +30,16 @@ def test_exp_lake_runs_with_injected_parameters(tmp_path):
 
 
 def test_exp_realistic_injected_and_rerun_reuses_features(tmp_path):
-    "A tiny run with injected parameters writes every output; a second run loads the cached features."
+    "The smoke preset with injected parameters writes every output; a second run loads the cached features."
     out, cache = tmp_path/"out", tmp_path/"features"
-    params = dict(methods=["simpleshot", "tim", "alpha-tim", "pt-map"], shots=[1], fig4_shot=1, imbalance_a=[1.0, 5.0],
-                  lambdas=[0.5, 1.0], alphas=[2.0, 5.0], n_tasks=24, n_val_tasks=12, seed=1,
-                  pretrain=dict(steps=20, cache_dir=str(cache)), out_dir=str(out))
+    # smoke: simpleshot, tim, alpha-tim and pt-map at 1 shot, Dir(1) and Dir(5), 24 tasks, 12 validation tasks, 20 pre-training steps
+    params = dict(preset="smoke", seed=1, pretrain=dict(steps=20, cache_dir=str(cache)), out_dir=str(out))
     run = lambda name: pm.execute_notebook(str(ROOT/"nbs"/"exp_realistic.ipynb"), str(tmp_path/name),
                                            parameters=params, cwd=str(ROOT), kernel_name="python3", progress_bar=False)
     run("first.ipynb")
     results = pd.read_csv(out/"results.csv")
     counts = results.groupby(["setting", "method"]).size()
-    assert set(results.method) == set(params["methods"]) and set(results.shot) == {1}
+    assert set(results.method) == {"simpleshot", "tim", "alpha-tim", "pt-map"} and set(results.shot) == {1}
     assert set(results.setting) == {"balanced", "dir1", "dir2", "dir5"} and counts.eq(24).all()
     tuning = pd.read_csv(out/"tuning.csv")
     assert set(zip(tuning.method, tuning.value)) == {("tim", 0.5), ("tim", 1.0), ("alpha-tim", 2.0), ("alpha-tim", 5.0)}
@@ -49,7 +47,8 @@ def test_exp_realistic_injected_and_rerun_reuses_features(tmp_path):
     record = json.loads((out/"run.json").read_text())
     assert record["params"]["n_tasks"] == 24 and record["seed"] == 1 and record["params"]["pretrain"]["steps"] == 20
     assert set(record["extra"]["tuned"]) == {"tim 1-shot", "alpha-tim 1-shot"}
-    assert (record["params"]["preset"], record["params"]["structure"]) == ("paper_range", "within_group")
+    assert (record["params"]["preset"], record["params"]["setting"], record["params"]["structure"]) == ("smoke", "paper_range", "within_group")
+    assert record["extra"]["parameter_sources"]["n_tasks"] == "preset smoke" and record["extra"]["parameter_sources"]["seed"] == "given"
     for f in ("summary.csv", "table1.csv", "paired.csv", "findings.csv", "imbalance.csv", "fig3.png", "fig4.png", "imbalance.png",
               "tasks_val_1shot_dir1_seed1.npz", "tasks_1shot_balanced_seed1.npz", "tasks_1shot_dir2_seed1.npz"):
         assert (out/f).stat().st_size > 0, f
@@ -77,9 +76,8 @@ def test_exp_realistic_table1_methods_on_images_and_meta_trained(tmp_path):
     "Versa, SIB, LR+ICI, MAML with and without TBN and Entropy-min with backbone fine-tuning run on the same twin tasks."
     out = tmp_path/"out"
     methods = ["protonet", "versa", "sib", "lr+ici", "maml", "maml-tbn", "entropy-min-ft"]
-    params = dict(methods=methods, shots=[1], fig4_shot=1, imbalance_a=[1.0], lambdas=[1.0], alphas=[2.0], n_tasks=10, n_val_tasks=6,
-                  image_tasks=3, meta_steps=5, maml_epochs=0.05, seed=1, pretrain=dict(steps=20, cache_dir=str(tmp_path/"features")),
-                  out_dir=str(out))
+    params = dict(preset="smoke", methods=methods, image_tasks=3, meta_steps=5, maml_epochs=0.05, seed=1,
+                  pretrain=dict(steps=20, cache_dir=str(tmp_path/"features")), out_dir=str(out))   # smoke: 24 tasks at 1 shot
     pm.execute_notebook(str(ROOT/"nbs"/"exp_realistic.ipynb"), str(tmp_path/"t1.ipynb"), parameters=params, cwd=str(ROOT),
                         kernel_name="python3", progress_bar=False)
     results = pd.read_csv(out/"results.csv")
@@ -88,9 +86,9 @@ def test_exp_realistic_table1_methods_on_images_and_meta_trained(tmp_path):
     for m in ("maml", "maml-tbn", "entropy-min-ft"):   # on images: the first image_tasks tasks of balanced and Dir(2) only
         assert n.loc[m].to_dict() == {"balanced": 3, "dir2": 3}, (m, n.loc[m])
         assert sorted(results[results.method == m].task.unique()) == [0, 1, 2]
-    assert n.loc["versa"].eq(10).all() and n.loc["sib"].eq(10).all() and n.loc["lr+ici"].eq(10).all()
+    assert n.loc["versa"].eq(24).all() and n.loc["sib"].eq(24).all() and n.loc["lr+ici"].eq(24).all()
     t1 = pd.read_csv(out/"table1.csv").set_index("method")
-    assert t1.loc["maml-tbn", "n"] == 3 and t1.loc["sib", "n"] == 10 and t1.loc["maml-tbn", "transductive"] and not t1.loc["maml", "transductive"]
+    assert t1.loc["maml-tbn", "n"] == 3 and t1.loc["sib", "n"] == 24 and t1.loc["maml-tbn", "transductive"] and not t1.loc["maml", "transductive"]
     claims = set(pd.read_csv(out/"findings.csv").claim)
     assert "MAML drops more with transductive batch norm than without (1-shot)" in claims
     assert (out/"checkpoints"/"maml_1shot.pt").stat().st_size > 0
@@ -104,14 +102,13 @@ def test_exp_realistic_on_user_features(tmp_path):
     from fewshot_nb.solvers.base import synthetic_features
     src, base_mean = synthetic_features(n_classes=12, n_per_class=60, dim=32, seed=5)
     src.save(tmp_path/"feats.pt"); torch.save(base_mean, tmp_path/"base_mean.pt")
-    params = dict(features=str(tmp_path/"feats.pt"), base_features=str(tmp_path/"base_mean.pt"),
-                  methods=["simpleshot", "tim", "alpha-tim"], shots=[1], fig4_shot=1, imbalance_a=[1.0],
-                  lambdas=[1.0], alphas=[2.0], n_tasks=10, n_val_tasks=6, out_dir=str(tmp_path/"out"))
+    params = dict(preset="smoke", features=str(tmp_path/"feats.pt"), base_features=str(tmp_path/"base_mean.pt"),
+                  methods=["simpleshot", "tim", "alpha-tim"], out_dir=str(tmp_path/"out"))   # smoke: 24 tasks at 1 shot
     run = lambda p, name: pm.execute_notebook(str(ROOT/"nbs"/"exp_realistic.ipynb"), str(tmp_path/name), parameters=p,
                                               cwd=str(ROOT), kernel_name="python3", progress_bar=False)
     run(params, "user.ipynb")
     results = pd.read_csv(tmp_path/"out"/"results.csv")
-    assert set(results.method) == {"simpleshot", "tim", "alpha-tim"} and results.groupby(["setting", "method"]).size().eq(10).all()
+    assert set(results.method) == {"simpleshot", "tim", "alpha-tim"} and results.groupby(["setting", "method"]).size().eq(24).all()
     record = json.loads((tmp_path/"out"/"run.json").read_text())
     assert record["extra"]["features"]["extra"]["sizes"] == {"items": 720, "classes": 12, "feature_dim": 32}
     try:
@@ -123,25 +120,25 @@ def test_exp_realistic_on_user_features(tmp_path):
 
 
 def test_exp_beta_injected_and_rerun_loads_checkpoints(tmp_path):
-    "The main job with tiny injected parameters writes every output; a second run loads the models it trained."
+    "The main job at its smoke preset, with injected parameters, writes every output; a second run loads the models it trained."
     from fewshot_nb.generation.critics import load_critic, save_critic
     out, critics = tmp_path/"out", tmp_path/"critics"
     for kind in ("simclr", "protonet"): save_critic(load_critic(kind), critics/f"{kind}.pt")   # "your own" critics
-    params = dict(model="vae_stn", betas=[0.5, 1.0, 3.0], steps=4, epochs=None, n_per_class=5, seed=1, critics=str(critics),
+    params = dict(preset="smoke", model="vae_stn", seed=1, critics=str(critics),   # smoke: betas 1, 3 and 5, 4 steps each, 5 queries per class
                   checkpoints=str(out/"checkpoints"), out_dir=str(out))   # n_jobs=2 (the default): trained by two worker processes, then loaded
     run = lambda name: pm.execute_notebook(str(ROOT/"nbs"/"exp_beta.ipynb"), str(tmp_path/name),
                                            parameters=params, cwd=str(ROOT), kernel_name="python3", progress_bar=False)
     run("first.ipynb")
     results = pd.read_csv(out/"results.csv")
-    assert set(results.beta) == {0.5, 1.0, 3.0} and set(results.model) == {"vae_stn"}
+    assert set(results.beta) == {1.0, 3.0, 5.0} and set(results.model) == {"vae_stn"}
     assert results.groupby("beta").size().eq(24).all()                                  # one row per test class
     assert results.recognizability_frac.between(0, 1).all() and (results.diversity >= 0).all()
     record = json.loads((out/"run.json").read_text())
     assert record["params"]["model"] == "vae_stn" and record["params"]["steps"] == 4 and record["seed"] == 1
     assert record["params"]["critics"] == str(critics)
     assert record["extra"]["bench"]["tasks"] == 24 * 5 // 20                              # n_per_class was used
-    for f in ("summary.csv", "human.csv", "fit.csv", "findings.csv", "fig_beta.png", "samples_beta0.5.png",
-              "samples_beta3.png"):
+    for f in ("summary.csv", "human.csv", "fit.csv", "findings.csv", "fig_beta.png", "samples_beta1.png",
+              "samples_beta5.png"):
         assert (out/f).stat().st_size > 0, f
     assert len(list((out/"checkpoints").glob("*.pt"))) == 3
     stamps = {p.name: p.stat().st_mtime_ns for p in (out/"checkpoints").iterdir()}
@@ -155,11 +152,10 @@ def test_exp_beta_injected_and_rerun_loads_checkpoints(tmp_path):
 
 
 def test_exp_generation_injected_every_figure_and_rerun_loads(tmp_path):
-    "exp_generation with tiny parameters: every sweep, two seeds, every file; a second run trains nothing and gives the same tables."
+    "exp_generation's smoke preset with every sweep and two seeds: every file; a second run trains nothing and gives the same tables."
     out = tmp_path/"out"
-    params = dict(epochs=None, steps=3, n_per_class=5, context_sizes=[2, 3, 5], attention_steps=[4],
-                  latent_sizes={"vae_ns": [4], "dagan_rn": [8]}, seeds=[0, 1], maml_steps=2, control_per_class=5,
-                  checkpoints=str(out/"checkpoints"), out_dir=str(out))
+    params = dict(preset="smoke", context_sizes=[2, 3, 5], attention_steps=[4], latent_sizes={"vae_ns": [4], "dagan_rn": [8]},
+                  seeds=[0, 1], checkpoints=str(out/"checkpoints"), out_dir=str(out))   # smoke: 3 steps per model, 5 queries per class
     run = lambda name: pm.execute_notebook(str(ROOT/"nbs"/"exp_generation.ipynb"), str(tmp_path/name),
                                            parameters=params, cwd=str(ROOT), kernel_name="python3", progress_bar=False)
     run("first.ipynb")
@@ -252,15 +248,15 @@ def test_exp_generation_places_a_user_generator(tmp_path, user_generators):
     "A generator given by its import path is scored beside the models: its rows in summary.csv, results.csv, the plane's files."
     from fewshot_nb.generation.metrics import distance_to_humans
     out, path = tmp_path/"out", "my_generators:shifted_copy"
-    params = dict(models=["vae_ns"], epochs=None, steps=2, context_sizes=[], n_per_class=5, maml_steps=0, n_jobs=1,
-                  user_generators=[path], stored_runs=[], stored_controls=None, out_dir=str(out))
+    params = dict(preset="smoke", models=["vae_ns"], context_sizes=[], maml_steps=0, n_jobs=1,
+                  user_generators=[path], stored_runs=[], stored_controls=None, out_dir=str(out))   # smoke: 3 steps, 5 queries per class
     pm.execute_notebook(str(ROOT/"nbs"/"exp_generation.ipynb"), str(tmp_path/"user.ipynb"), parameters=params, cwd=str(ROOT),
                         kernel_name="python3", progress_bar=False)
     summary = pd.read_csv(out/"summary.csv")
     assert summary[["experiment", "model"]].values.tolist() == [["fig3a", "vae_ns"], ["user", path]]
     user, model = summary.iloc[1], summary.iloc[0]
     assert user.steps == 0 and user.n_classes == 24
-    assert user.recognizability_frac > 0.8 > model.recognizability_frac   # a copy of the prototype is recognised; 2 steps of a VAE are not
+    assert user.recognizability_frac > 0.8 > model.recognizability_frac   # a copy of the prototype is recognised; 3 steps of a VAE are not
     # its distance to humans is in the units of the models' points, which it leaves as they are
     human = pd.read_csv(out/"human.csv")[["diversity", "recognizability_frac"]].mean().to_numpy()
     pts = summary[["diversity", "recognizability_frac"]].to_numpy()
@@ -288,7 +284,7 @@ def test_user_generators_refused_before_any_work(tmp_path, user_generators):
 def test_exp_beta_places_a_user_generator(tmp_path, user_generators):
     "exp_beta draws a user generator beside its betas and writes its point."
     out, path = tmp_path/"out", "my_generators:shifted_copy"
-    params = dict(betas=[1.0], epochs=None, steps=1, n_per_class=5, n_jobs=1, long_run=None, user_generators=[path], out_dir=str(out))
+    params = dict(preset="smoke", betas=[1.0], n_jobs=1, long_run=None, user_generators=[path], out_dir=str(out))   # smoke: 4 steps, 5 queries per class
     pm.execute_notebook(str(ROOT/"nbs"/"exp_beta.ipynb"), str(tmp_path/"user.ipynb"), parameters=params, cwd=str(ROOT),
                         kernel_name="python3", progress_bar=False)
     points = pd.read_csv(out/"user_generators.csv")
@@ -359,10 +355,10 @@ def test_help_notebook_types_every_parameter(name):
 
 
 def _papermill_log(tmp_path, name, **env):
-    "stderr of `papermill --log-output` running a tiny exp_training_run (27 training steps) with `env` set."
+    "stderr of `papermill --log-output` running exp_training_run's smoke preset (27 training steps) with `env` set."
     out = tmp_path/name
     r = subprocess.run([sys.executable, "-m", "papermill", str(ROOT/"nbs"/"exp_training_run.ipynb"), str(out.with_suffix(".ipynb")),
-                        "--log-output", "-p", "epochs", "0.3", "-p", "width", "8", "-p", "n_tasks", "10", "-p", "out_dir", str(out)],
+                        "--log-output", "-p", "preset", "smoke", "-p", "out_dir", str(out)],
                        cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, "FEWSHOT_LOG": "INFO", **env})
     assert r.returncode == 0, r.stderr[-3000:]
     assert (out/"results.csv").stat().st_size > 0

@@ -18,9 +18,9 @@ from fewshot_nb.bench.classification import ClassificationBench, TaskSetting, so
 
 CANDIDATES = {   # name: (pre-training steps, task structure, ways)
     "unstructured_100": (100, "unstructured", 5),
-    "within_100": (100, "within_group", 5),                # exp_realistic's default preset, 'paper_range'
+    "within_100": (100, "within_group", 5),                # exp_realistic's default setting, 'paper_range'
     "within_300": (300, "within_group", 5),
-    "unstructured_300": (300, "unstructured", 5),          # exp_realistic's preset 'ceiling' (nbs/results/exp_realistic_ceiling)
+    "unstructured_300": (300, "unstructured", 5),          # exp_realistic's setting 'ceiling' (nbs/results/exp_realistic_ceiling)
     "unstructured_300_10way": (300, "unstructured", 10),
 }
 METHODS = ["simpleshot", "entropy-min", "tim", "alpha-tim", "pt-map", "laplacianshot"]

@@ -5,7 +5,7 @@
 
 Reads the folder's `results.csv` (one row per test class, model, configuration and seed) and writes `trends.csv`
 beside it. For every model and sweep (`latent`: z_dim, `attention`: attention steps), and every pair of settings
-of that sweep (the base configuration included, at its model's value, read from the run's preset), it averages each class's score over the
+of that sweep (the base configuration included, at its model's value, read from the run's architecture, `arch`), it averages each class's score over the
 seeds, then compares the two settings on the same classes (`fewshot_nb.metrics.paired_comparison`): the mean
 difference of recognizability in percentage points and of diversity with their 95% intervals. A trend is called
 monotonic when the differences of consecutive settings all have the same sign and every one of them is
@@ -76,7 +76,8 @@ def main(argv=None):
     src = args.folder/"results.csv"
     if not src.is_file(): sys.exit(f"{src}: no such file (the folder of a stored exp_generation run, with its results.csv)")
     params = json.loads((args.folder/"run.json").read_text())["params"] if (args.folder/"run.json").is_file() else {}
-    t = trends(pd.read_csv(src), params.get("preset", "small"), params.get("image_size", 28))
+    arch = params.get("arch", params.get("preset", "small"))   # the architecture: `preset` in runs stored before issue 39
+    t = trends(pd.read_csv(src), arch, params.get("image_size", 28))
     mr, md = monotonic(t, "recognizability"), monotonic(t, "diversity")
     t["recognizability_trend"] = [mr[s, m] for s, m in zip(t.sweep, t.model)]
     t["diversity_trend"] = [md[s, m] for s, m in zip(t.sweep, t.model)]
