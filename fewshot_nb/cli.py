@@ -152,7 +152,7 @@ def _command(sub, name:str, help:str, example:str, **kw) -> argparse.ArgumentPar
 
 def run_reproduce(a:argparse.Namespace) -> int:   # the exit status: 0 when every chosen experiment is done, 1 otherwise
     "`fewshot-nb reproduce`: the experiments at one preset, then the report; a table of where each stands."
-    from fewshot_nb.bench.reproduce import reproduce   # papermill and the sweep engine load only for this command
+    from fewshot_nb.bench.reproduce import reproduce_papers   # papermill and the sweep engine load only for this command
     slurm = {k: v for k, v in dict(partition=a.slurm_partition, timeout_min=a.slurm_time, gpus_per_node=a.slurm_gpus,
                                       cpus_per_task=a.slurm_cpus, mem_gb=a.slurm_mem).items() if v is not None}
     for kv in a.slurm:
@@ -161,7 +161,7 @@ def run_reproduce(a:argparse.Namespace) -> int:   # the exit status: 0 when ever
         try: slurm[k] = json.loads(v)        # numbers, true/false, lists
         except ValueError: slurm[k] = v      # a name
     if a.executor == "local" and slurm: raise ValueError("Slurm options go with --executor slurm")
-    t = reproduce(a.experiments or None, preset=a.preset, out=a.out, executor=a.executor, jobs=a.jobs, threads=a.threads,
+    t = reproduce_papers(a.experiments or None, preset=a.preset, out=a.out, executor=a.executor, jobs=a.jobs, threads=a.threads,
                   slurm=slurm or None, retry_failed=a.retry_failed, dry_run=a.dry_run, report_only=a.report_only, nbs=a.notebooks)
     cols = ["experiment", "preset", "state", "seconds"] + (["folder"] if a.dry_run else [])
     print(t[cols].to_string(index=False))

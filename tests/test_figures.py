@@ -37,7 +37,7 @@ NO_RESULTS = {
     "90_cli": "the command line: commands and their messages",
     "index": "the landing page, whose figures come separately",
     "bench/60_experiment": "parameter checking and the findings record of the experiment notebooks",
-    "bench/65_reproduce": "runs experiment notebooks on toy stand-ins and checks what it writes; the report it builds, with figures, is bench/64_report",
+    "bench/75_reproduce": "runs experiment notebooks on toy stand-ins and checks what it writes; the report it builds, with figures, is bench/64_report",
 }
 
 # Pages that show results but have no figure yet, because they are being reworked right now: the lead removes

@@ -14,5 +14,7 @@ from . import evaluate as _evaluate
 from .evaluate import *
 from . import report as _report
 from .report import *
+from . import reproduce as _reproduce
+from .reproduce import *
 
-__all__ = [*_experiment.__all__, *_classification.__all__, *_generation.__all__, *_evaluate.__all__, *_report.__all__]
+__all__ = [*_experiment.__all__, *_classification.__all__, *_generation.__all__, *_evaluate.__all__, *_report.__all__, *_reproduce.__all__]

@@ -259,12 +259,12 @@ def parameter_defaults(
     return out
 
 def preset_table(
-    src:str,              # the source of the parameters cell
+    src:str|None,         # the source of the parameters cell (None, outside a kernel: the defaults column stays empty)
     presets:dict,         # preset name -> {parameter: value}
     paper:dict|None=None, # parameter -> the paper's value, in words (with its table or section)
 ) -> pd.DataFrame:        # one row per parameter a preset sets: its value in each preset, and the paper's
     "The presets of an experiment side by side, with the defaults of the parameters cell and the paper's values."
-    defaults, names = parameter_defaults(src), list(dict.fromkeys(k for v in presets.values() for k in v))
+    defaults, names = parameter_defaults(src) if src is not None else {}, list(dict.fromkeys(k for v in presets.values() for k in v))
     cols = {p: [json.dumps(presets[p][n]) if n in presets[p] else "" for n in names] for p in presets if p != "paper"}
     t = pd.DataFrame({"parameter": names, **cols, "default": [json.dumps(defaults.get(n)) for n in names],
                       **({"paper": [json.dumps(presets["paper"][n]) if n in presets["paper"] else "" for n in names]} if "paper" in presets else {})})
