@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_processes import marked, cpu_seconds
-from test_sweep import slurm_available
+from test_sweep import require_slurm
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = str(Path(sys.executable).with_name("fewshot-nb"))
@@ -21,11 +21,7 @@ VERDICTS = {"yes", "direction only", "no", "untested"}
 
 
 def test_smoke_through_slurm_then_nothing_submitted(tmp_path):
-    ok, why = slurm_available()
-    if not ok:
-        if os.environ.get("FEWSHOT_REQUIRE_SLURM"): pytest.fail(f"FEWSHOT_REQUIRE_SLURM is set but {why}: run tools/slurm_local.sh up")
-        pytest.skip(f"no Slurm here ({why}); tools/slurm_local.sh up starts a one-node cluster")
-    pytest.importorskip("submitit")
+    require_slurm()
     out = tmp_path/"smoke"
     cmd = [CLI, "reproduce", "--preset", "smoke", "--out", str(out), "--executor", "slurm", "--threads", "1",
            "--slurm-time", "30", "--slurm", "array_parallelism=2"]

@@ -82,12 +82,17 @@ def slurm_available():
     return True, ""
 
 
-def test_slurm_sweep_cancelled_then_resumed(tmp_path, reference):
+def require_slurm():
+    "Skip without Slurm (tools/slurm_local.sh up starts one), or fail where FEWSHOT_REQUIRE_SLURM says it must run (CI)."
     ok, why = slurm_available()
     if not ok:
         if os.environ.get("FEWSHOT_REQUIRE_SLURM"): pytest.fail(f"FEWSHOT_REQUIRE_SLURM is set but {why}: run tools/slurm_local.sh up")
         pytest.skip(f"no Slurm here ({why}); tools/slurm_local.sh up starts a one-node cluster")
     pytest.importorskip("submitit")
+
+
+def test_slurm_sweep_cancelled_then_resumed(tmp_path, reference):
+    require_slurm()
     out = tmp_path/"sweep"
     sw = lake_sweep(out)
     options = dict(timeout_min=20, cpus_per_task=1, array_parallelism=2)
