@@ -308,6 +308,7 @@ def get_logger(
 # %% ../nbs/00_core.ipynb #e1ddd6a8
 class _StderrHandler(logging.Handler):
     "Writes records to whatever `sys.stderr` is when the record is emitted."
+    fewshot_nb_stderr = True   # how `verbose` finds its handler, even one made by another copy of this class (a reloaded module, a notebook)
     def emit(self, record):
         try: sys.stderr.write(self.format(record) + "\n"); sys.stderr.flush()
         except Exception: self.handleError(record)
@@ -316,7 +317,7 @@ def verbose(
     level:int|str|bool="INFO",  # lowest level shown ('DEBUG', 'INFO', 'WARNING'...); False: stop showing
 ) -> logging.Logger:            # the `'fewshot_nb'` logger
     "Show fewshot_nb's log messages at `level` and above on stderr; calling it again never doubles the lines."
-    for h in [h for h in logger.handlers if isinstance(h, _StderrHandler)]: logger.removeHandler(h)
+    for h in [h for h in logger.handlers if getattr(h, "fewshot_nb_stderr", False)]: logger.removeHandler(h)
     if level is False:
         logger.setLevel(logging.NOTSET)
         return logger
