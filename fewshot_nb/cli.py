@@ -162,14 +162,15 @@ def run_reproduce(a:argparse.Namespace) -> int:   # the exit status: 0 when ever
         except ValueError: slurm[k] = v      # a name
     if a.executor == "local" and slurm: raise ValueError("Slurm options go with --executor slurm")
     t = reproduce_papers(a.experiments or None, preset=a.preset, out=a.out, executor=a.executor, jobs=a.jobs, threads=a.threads,
-                  slurm=slurm or None, retry_failed=a.retry_failed, dry_run=a.dry_run, report_only=a.report_only, nbs=a.notebooks)
-    cols = ["experiment", "preset", "state", "seconds"] + (["folder"] if a.dry_run else [])
+                  slurm=slurm or None, retry_failed=a.retry_failed, plan=a.plan, dry_run=a.dry_run, report_only=a.report_only, nbs=a.notebooks)
+    cols = ["experiment", "preset", "state", "seconds"] + (["folder"] if a.plan else [])
     print(t[cols].to_string(index=False))
     for r in t[t.state == "failed"].itertuples(): print(f"\n{r.experiment} failed: {r.error}\n  (its notebook: {r.folder}/notebook.ipynb)", file=sys.stderr)
-    if a.dry_run: print(f"dry run: {int((t.state == 'pending').sum())} experiment(s) would run; nothing was written")
+    if a.plan: print(f"plan: {int((t.state == 'pending').sum())} experiment(s) would run; nothing was written")
+    elif a.dry_run: print(f"dry run: {int((t.state == 'done').sum())} of {len(t)} experiment(s) ran their preset's models and shapes; no report")
     elif (Path(a.out)/"report"/"index.html").is_file():
         print(f"report: {Path(a.out)/'report'/'index.html'} and {Path(a.out)/'report'/'README.md'}; findings: {Path(a.out)/'findings.csv'}")
-    return 0 if a.dry_run or (t.state == "done").all() else 1
+    return 0 if a.plan or (t.state == "done").all() else 1
 
 def build_parser() -> argparse.ArgumentParser:
     "The parser of the `fewshot-nb` command, its groups and their commands."
@@ -205,6 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
                   "skipping the finished ones, then write DIR/findings.csv and the report DIR/report/ (index.html, README.md)",
                   "fewshot-nb reproduce --preset smoke --out runs/smoke\n"
                   "  fewshot-nb reproduce exp_beta exp_lake_runs --preset default --out runs/default --jobs 2\n"
+                  "  fewshot-nb reproduce --preset paper --out runs/paper --dry-run     # minutes on a CPU: every shape and name checked\n"
                   "  fewshot-nb reproduce --preset paper --out runs/paper --executor slurm --slurm-partition gpu --slurm-gpus 1 --slurm-time 720")
     rp.add_argument("experiments", nargs="*", metavar="EXPERIMENT", help="experiment notebooks to run, e.g. exp_beta (default: all)")
     rp.add_argument("--preset", default="default", help="smoke (about a minute each), default (minutes on a CPU) or paper (the papers' scale) (default: default)")
@@ -219,7 +221,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--slurm-mem", type=int, metavar="GB", help="memory per job")
     rp.add_argument("--slurm", action="append", default=[], metavar="KEY=VALUE", help="another Slurm option (account, qos, constraint, array_parallelism, ...); repeatable")
     rp.add_argument("--retry-failed", action="store_true", help="run the failed experiments again")
-    rp.add_argument("--dry-run", action="store_true", help="show the plan (each experiment's state and folder); run and write nothing")
+    rp.add_argument("--plan", action="store_true", help="show the plan (each experiment's state and folder); run and write nothing")
+    rp.add_argument("--dry-run", action="store_true", help="run each notebook's dry run instead: the preset's models at full size and one batch "
+                    "each at its shapes, on CPU, in DIR/dry_run/ (no report); the check before a long run")
     rp.add_argument("--report-only", action="store_true", help="run nothing: rebuild the report from the finished experiments")
     rp.add_argument("--notebooks", metavar="DIR", default=None, help="folder of the experiment notebooks (default: the clone's nbs/ or the installed copy)")
     exg = _command(sub, "experiments", "the experiment notebooks", "fewshot-nb experiments copy experiments exp_lake_runs")

@@ -74,3 +74,33 @@ def test_stopping_reproduce_leaves_no_process(tmp_path, sig):
             try: os.kill(pid, signal.SIGKILL)
             except ProcessLookupError: pass
         if run.poll() is None: run.kill()
+
+
+def test_paper_dry_run_of_every_experiment(tmp_path):
+    """`reproduce --preset paper --dry-run`: every experiment notebook runs at the paper's architectures, image sizes, ways
+    and shots, with the counts cut to one batch (its DRY_RUN), on this CPU, so that a paper-scale run on a GPU node
+    cannot fail on a shape or a name. The run records say the values came from the preset and the dry run."""
+    out = tmp_path/"paper"
+    env = os.environ | {"OMP_NUM_THREADS": "1", "FEWSHOT_PROGRESS": "0", "FEWSHOT_CACHE": str(tmp_path/"cache")}   # no cached weights: everything is built
+    r = subprocess.run([CLI, "reproduce", "--preset", "paper", "--dry-run", "--out", str(out), "--jobs", "2", "--threads", "1"],
+                       capture_output=True, text=True, timeout=2400, env=env)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert f"dry run: {len(EXPERIMENTS)} of {len(EXPERIMENTS)}" in r.stdout, r.stdout
+    assert not (out/"report").exists() and not (out/"findings.csv").exists(), "a dry run wrote a report"
+    import json
+    for e in EXPERIMENTS:
+        rec = [json.loads(p.read_text()) for p in (out/"dry_run"/e).glob("points/*/out/run.json")]
+        assert len(rec) == 1, f"{e}: no run record of its dry run"
+        params, sources = rec[0]["params"], rec[0]["extra"]["parameter_sources"]
+        assert params["preset"] == "paper" and params["dry_run"] is True, (e, params)
+        assert "preset paper" in sources.values() and "dry run" in sources.values(), (e, sources)
+
+
+def test_bongard_backbones_take_the_papers_512_px():
+    "The one shape the dry run of exp_bongard leaves out (it runs at 64 px): ResNet-15 at the paper's width on 512 px images."
+    import torch
+    from fewshot_nb.bongard.baselines import ResNet15
+    torch.manual_seed(0)
+    for channels in (1, 7):   # one image; the CNN-Baseline's stack of seven
+        net = ResNet15(channels, width=32, out_dim=128).eval()
+        with torch.no_grad(): assert net(torch.rand(1, channels, 512, 512)).shape == (1, 128)

@@ -212,8 +212,9 @@ def check_parameters(
     ns:dict,            # the notebook's namespace: `globals()`, after the parameters cell and papermill's cell
     source:str|None=None,  # the parameters cell's source (None: found in the kernel's `In`), for the constraints of its comments
     presets:dict|None=None,  # preset name -> {parameter: value}: the values the parameter `preset` sets; 'default' sets none
+    dry_run:dict|None=None,  # {parameter: value}: what the parameter `dry_run`, when true, sets over the preset's (the counts cut to one batch, the device cpu)
 ) -> Parameters:        # the checked (and converted) value of every declared parameter, in declaration order, and their sources
-    "Refuse injected names the parameters cell does not declare, apply the chosen preset, check every value against its type and its comment's constraints, and update `ns`."
+    "Refuse injected names the parameters cell does not declare, apply the chosen preset (and the dry run's cuts), check every value against its type and its comment's constraints, and update `ns`."
     declared = declared_parameters(ns)
     def refuse(msg):
         _log.warning(f"parameters refused: {msg}")
@@ -232,6 +233,12 @@ def check_parameters(
             refuse(f"unknown preset {ns['preset']!r}: this notebook has {', '.join(['default', *presets])}")
         for name, value in presets.get(ns["preset"], {}).items():
             if name not in injected: ns[name], sources[name] = value, f"preset {ns['preset']}"
+    if dry_run is not None:   # the preset's architecture and shapes, with only the counts cut: a check of a long run, in minutes on a CPU
+        if "dry_run" not in declared: raise TypeError("check_parameters(dry_run=...) needs a declared parameter `dry_run`")
+        if bad := sorted(set(dry_run) - set(declared)): raise TypeError(f"dry_run sets names that are not parameters: {bad}")
+        if ns["dry_run"] is True:
+            for name, value in dry_run.items():
+                if name not in injected: ns[name], sources[name] = value, "dry run"
     source = source if source is not None else parameters_source(ns)
     comments = parameter_comments(source) if source is not None else {}
     checked, errors = {}, []

@@ -29,6 +29,7 @@ def experiment_sweeps(
     experiments:list[str]|None=None,   # experiment names, e.g. ['exp_beta', 'exp_lake_runs'] (None: every experiment notebook)
     preset:str="default",              # one of PRESET_NAMES
     nbs:str|Path|None=None,            # folder of the experiment notebooks (None: `experiments_dir()`, the clone's nbs/ or the wheel's copy)
+    dry_run:bool=False,                # the notebooks' dry runs (`-p dry_run True`), in `out/dry_run/<experiment>`
 ) -> dict:                             # experiment -> its one-point `Sweep`, in the order given
     "One sweep per chosen experiment, at one preset, each in its own folder of `out`; every choice checked before any run."
     if preset not in PRESET_NAMES: raise ValueError(f"unknown preset {preset!r}{_closest(preset, list(PRESET_NAMES))}: choose one of {', '.join(PRESET_NAMES)}")
@@ -37,11 +38,12 @@ def experiment_sweeps(
     names = list(dict.fromkeys(e.removesuffix(".ipynb") for e in experiments)) if experiments else known
     for e in names:
         if e not in known: raise ValueError(f"unknown experiment {e!r}{_closest(e, known)}; the experiments are {', '.join(known)}")
-    sweeps = {e: Sweep(notebook=str((nbs/f"{e}.ipynb").absolute()), out_dir=str(Path(out).absolute()/e), fixed=dict(preset=preset),
+    root = Path(out).absolute()/("dry_run" if dry_run else "")   # a dry run never stands in for the run itself
+    sweeps = {e: Sweep(notebook=str((nbs/f"{e}.ipynb").absolute()), out_dir=str(root/e), fixed=dict(preset=preset, **({"dry_run": True} if dry_run else {})),
                        results=["findings.csv"]) for e in names}
     for e, sw in sweeps.items():
         try: sw.check_notebook()
-        except ValueError as err: raise ValueError(f"{e} cannot run at a preset: {err}") from None
+        except ValueError as err: raise ValueError(f"{e} cannot run at a preset{' as a dry run' if dry_run else ''}: {err}") from None
     return sweeps
 
 # %% ../../nbs/bench/75_reproduce.ipynb #d3f297ac
@@ -60,7 +62,8 @@ def reproduce_papers(
     threads:int|None=None,            # intra-op threads per notebook (None: the CPUs divided by `jobs`, at least 1)
     slurm:dict|None=None,             # Slurm options (`fewshot_nb.sweep.SLURM_OPTIONS`: partition, gpus_per_node, timeout_min, ...)
     retry_failed:bool=False,          # run the failed experiments again
-    dry_run:bool=False,               # run nothing, write nothing: the plan
+    plan:bool=False,                  # run nothing, write nothing: the plan
+    dry_run:bool=False,               # run each notebook's dry run instead (`dry_run=True`: the preset's models and shapes, one batch each, on CPU), no report
     report_only:bool=False,           # run nothing: rebuild the report from the finished experiments
     nbs:str|Path|None=None,           # folder of the experiment notebooks (None: `experiments_dir()`)
     show:bool|None=None,              # progress bar (None: `core.set_progress` / FEWSHOT_PROGRESS)
@@ -69,32 +72,33 @@ def reproduce_papers(
     if executor not in ("local", "slurm"): raise ValueError(f"executor must be 'local' or 'slurm', got {executor!r}")
     if jobs < 1: raise ValueError(f"jobs must be at least 1, got {jobs}")
     if threads is not None and threads < 1: raise ValueError(f"threads must be at least 1, got {threads}")
-    if dry_run and report_only: raise ValueError("dry_run and report_only exclude each other: the plan, or the report")
+    if sum((plan, dry_run, report_only)) > 1: raise ValueError("plan, dry_run and report_only exclude each other: the plan, the dry runs, or the report")
     if unknown := [k for k in (slurm or {}) if k not in SLURM_OPTIONS]:
         raise ValueError(f"unknown Slurm option{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}; choose from {', '.join(SLURM_OPTIONS)}")
     out = Path(out)
     if out.exists() and not out.is_dir(): raise NotADirectoryError(f"{out} is a file: give a folder for the reproduction")
-    sweeps = experiment_sweeps(out, experiments, preset, nbs)
+    sweeps = experiment_sweeps(out, experiments, preset, nbs, dry_run=dry_run)
     nbs = Path(nbs) if nbs is not None else experiments_dir()
     points = {e: sw.points()[0] for e, sw in sweeps.items()}
     def table():
         rows = []
         for e, sw in sweeps.items():
             r = sweep_status(sw, [points[e]]).iloc[0]
-            rows.append(dict(experiment=e, preset=preset, state=r.state, seconds=r.seconds, error=r.error, folder=points[e]["folder"]))
+            rows.append(dict(experiment=e, preset=preset + " (dry run)" * dry_run, state=r.state, seconds=r.seconds, error=r.error, folder=points[e]["folder"]))
         return pd.DataFrame(rows)
     t = table()
-    if dry_run: return t
+    if plan: return t
     if not report_only:
         todo_states = ("pending", "failed") if retry_failed else ("pending",)
         todo = [points[e] for e, s in zip(t.experiment, t.state) if s in todo_states]
         if todo:
             threads = threads or max(1, (os.cpu_count() or 1) // min(jobs, len(todo)))
-            bar = progress(len(points), initial=int((t.state == "done").sum()), desc=f"reproduce ({preset})", unit="experiment",
+            bar = progress(len(points), initial=int((t.state == "done").sum()), desc=f"reproduce ({preset}{', dry run' if dry_run else ''})", unit="experiment",
                            show=show, mininterval=1.0)
             run_points(todo, executor, workers=jobs, threads=threads, cwd=str(nbs.absolute()), slurm=slurm, wait=True, bar=bar,
                        log_dir=out.absolute()/"slurm")
         t = table()
+    if dry_run: return t   # a dry run's findings say nothing: no report
     done = t[t.state == "done"]
     for e, folder in zip(done.experiment, done.folder): _executed(out, e, Path(folder))
     if len(done):

@@ -403,6 +403,7 @@ def train_bongard(
     width:int=8,                 # ResNet15's first channels (the paper: 32)
     out_dim:int=128,             # features
     tasks_per_step:int|None=None,# problems per step (None: 8, and 32 for the CNN-Baseline, as in the paper)
+    pretrain_batch:int|None=None,# images per pre-training step (None: 128 for MoCo, 64 for program synthesis)
     lr:float=1e-3,               # learning rate
     optimizer:str="adam",        # 'adam' or 'sgd' (the paper: SGD with momentum 0.9)
     weight_decay:float=0.0,      # (the paper: 5e-4)
@@ -424,18 +425,20 @@ def train_bongard(
     if side < 32: raise ValueError(f"images of {side} px are too small for ResNet15's 5 blocks: render at 32 px or more")
     tasks_per_step = tasks_per_step or (32 if name == "cnn-baseline" else 8)
     tasks_per_step = min(tasks_per_step, len(train))
+    if pretrain_batch is not None and pretrain_batch < 2: raise ValueError(f"pretrain_batch must be >= 2 (MoCo contrasts images of one batch), got {pretrain_batch}")
     cfg = dict(name=name, epochs=epochs, pretrain_epochs=pretrain_epochs, width=width, out_dim=out_dim, tasks=tasks_per_step, lr=lr,
                optimizer=optimizer, weight_decay=weight_decay, seed=seed, side=side, n_train=len(train), device=device, progress=progress)
+    if pretrain_batch is not None: cfg["pretrain_batch"] = pretrain_batch   # only when set: the checkpoints of the default keep their names
     ck = (lambda stage: None) if checkpoint_dir is None else \
          (lambda stage: Path(checkpoint_dir)/f"{stage}_{config_hash({k: v for k, v in cfg.items() if k not in ('device', 'progress')})[:10]}.ckpt")
     torch.manual_seed(seed)
     backbone = ResNet15(N_IMAGES if name == "cnn-baseline" else 1, width, out_dim)
     data, hist = train.train_data(), []
     if pre is not None:
-        if pre == "moco": m, src = MoCo(backbone), ClassStream(data, min(128, len(data)))
+        if pre == "moco": m, src = MoCo(backbone), ClassStream(data, min(pretrain_batch or 128, len(data)))
         else:
             toks = program_tokens([im for p in programs for im in p])
-            m, src = ProgramSynthesis(backbone, hidden=128), ProgramStream(data, toks, min(64, len(data)))
+            m, src = ProgramSynthesis(backbone, hidden=128), ProgramStream(data, toks, min(pretrain_batch or 64, len(data)))
         n = max(1, round(pretrain_epochs * len(data) / src.batch(0, seed)["x"].shape[0]))
         hist.append(_trainer(m, src, n, cfg, ck(f"{name}_pretrain")).fit().assign(stage="pretrain"))
         backbone = m.backbone
