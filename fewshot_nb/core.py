@@ -6,21 +6,23 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/core.html.md"""
 
 # %% ../nbs/00_core.ipynb #fac9fd2c
 from __future__ import annotations
-import os, re, sys, json, logging, random, platform, tempfile, hashlib, subprocess, contextlib, datetime, importlib.util
+import os, re, sys, json, errno, logging, random, platform, tempfile, hashlib, subprocess, contextlib, datetime, importlib.util
 import signal, threading, time, multiprocessing as mp
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from filelock import FileLock, Timeout
 from dataclasses import dataclass, field, asdict
 from typing import Any, Iterator
 import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['UNIT_SUFFIXES', 'COLUMN_UNITS', 'logger', 'PAGE_WIDTH_PX', 'seed_everything', 'as_rng', 'derive_seed', 'get_device',
-           'to_tensor', 'atomic_write', 'save_json', 'save_csv', 'column_unit', 'check_units', 'array_digest',
-           'file_md5', 'config_hash', 'source_checkout', 'package_versions', 'RunRecord', 'get_logger', 'verbose',
-           'set_progress', 'progress_enabled', 'progress', 'available_cpus', 'experiment_setup', 'Registry',
-           'figure_fonts', 'page_fontsize', 'check_figure_fonts', 'save_figure', 'exit_with_parent', 'worker_pool']
+__all__ = ['UNIT_SUFFIXES', 'COLUMN_UNITS', 'logger', 'PAGE_WIDTH_PX', 'seed_everything', 'as_rng', 'derive_seed', 'check_int',
+           'get_device', 'to_tensor', 'atomic_write', 'save_json', 'save_csv', 'column_unit', 'check_units',
+           'array_digest', 'file_md5', 'config_hash', 'source_checkout', 'package_versions', 'RunRecord', 'get_logger',
+           'verbose', 'set_progress', 'progress_enabled', 'progress', 'available_cpus', 'experiment_setup', 'Registry',
+           'figure_fonts', 'page_fontsize', 'check_figure_fonts', 'save_figure', 'exit_with_parent', 'worker_pool',
+           'cache_lock']
 
 # %% ../nbs/00_core.ipynb #7c7137cd
 def seed_everything(
@@ -58,6 +60,17 @@ def derive_seed(*parts:int) -> int:
     if any(isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 0 for p in parts):
         raise ValueError(f"derive_seed takes non-negative integers, got {parts!r}")
     return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(2, np.uint64)[0] >> np.uint64(1))
+
+# %% ../nbs/00_core.ipynb #ecdce3bd
+def check_int(
+    name:str,  # the argument's name, as the message shows it
+    value,     # the value received
+    lo:int,    # the smallest value allowed
+) -> int:      # `value` as a plain Python `int`
+    "`value` as an `int` if it is an integer (a bool is not) >= `lo`; otherwise a ValueError naming `name`, `lo` and `value`."
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
+        raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}")
+    return int(value)
 
 # %% ../nbs/00_core.ipynb #9b18ca5f
 def get_device(device:str|torch.device="auto") -> torch.device:
@@ -560,3 +573,52 @@ def worker_pool(
     if not isinstance(n, int) or isinstance(n, bool) or n < 1: raise ValueError(f"a worker pool needs n >= 1 workers, got {n!r}")
     init = importlib.import_module("fewshot_nb.core")._init_pool_worker   # by its module path: pickled by reference, also when defined in a notebook
     return ProcessPoolExecutor(n, mp_context=mp.get_context(context), initializer=init, initargs=(os.getpid(), initializer, initargs))
+
+# %% ../nbs/00_core.ipynb #350535a9
+_log = get_logger("core")   # waits for another process's lock
+_held = threading.local()   # the lock files each thread holds: `cache_lock` is re-entrant within a thread
+_NO_FLOCK = (errno.ENOSYS, errno.ENOLCK, errno.EOPNOTSUPP)   # what a file system without flock answers
+
+def _acquire(lock:FileLock, path:Path, timeout:float|None) -> bool:
+    "Take `lock`, waiting (logged at INFO) while another process holds it; False where the file system has no flock."
+    try:
+        try: lock.acquire(timeout=0); return True
+        except Timeout: _log.info(f"another process is building {path}: waiting for it to finish (lock {lock.lock_file})")
+        t0 = time.monotonic()
+        try: lock.acquire(timeout=-1 if timeout is None else timeout)
+        except Timeout:
+            raise TimeoutError(f"another process has held {lock.lock_file} for more than {timeout} s while building {path.name}; "
+                               "it is still running (the lock of a process that ended is released by the system)") from None
+        _log.info(f"waited {time.monotonic() - t0:.1f} s for another process to finish {path.name}")
+        return True
+    except (NotImplementedError, OSError) as e:   # filelock 3 says NotImplementedError where flock is missing
+        if isinstance(e, OSError) and e.errno not in _NO_FLOCK: raise
+        _log.warning(f"cannot lock {lock.lock_file} ({e}): this file system has no flock; going on without a lock, "
+                     f"so two processes may both build {path.name}")
+        return False
+
+@contextlib.contextmanager
+def cache_lock(
+    path:str|Path,            # the entry the lock guards (a file or a folder); the lock is the file `<path>.lock` beside it
+    timeout:float|None=None,  # seconds to wait for another holder before `TimeoutError` (None: as long as it takes)
+) -> Iterator[Path]:          # `path`, as a `Path`
+    "Context manager: hold the exclusive lock on building `path`, across processes and threads, waiting while another holds it."
+    path = Path(path)
+    lock_path = path.with_name(path.name + ".lock")
+    held = _held.__dict__.setdefault("paths", set())
+    key = os.path.abspath(lock_path)
+    if key in held:                                     # this thread holds it already
+        yield path
+        return
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    try: lock = FileLock(lock_path, fallback_to_soft=False)   # filelock 4: flock or nothing, never a soft lock
+    except TypeError: lock = FileLock(lock_path)               # filelock 3: flock only anyway
+    if not _acquire(lock, path, timeout):
+        yield path
+        return
+    held.add(key)
+    try: yield path
+    finally:
+        held.discard(key)
+        with contextlib.suppress(FileNotFoundError): lock_path.unlink()   # while still held: a waiter on it sees it gone
+        lock.release()

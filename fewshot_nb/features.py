@@ -10,7 +10,7 @@ import json, time, hashlib
 from dataclasses import asdict
 from pathlib import Path
 import numpy as np, torch, torch.nn as nn
-from .core import get_device, atomic_write, file_md5, RunRecord, config_hash, progress as _progress, get_logger
+from .core import get_device, atomic_write, cache_lock, file_md5, RunRecord, config_hash, progress as _progress, get_logger
 _log = get_logger("fewshot_nb.features")   # feature caches read and written
 from .data.omniglot import load_omniglot, cache_dir as project_cache_dir
 from .data.splits import weak_split, alphabet_split, lake_split, vinyals_split, check_split, MINIMAL_ALPHABETS
@@ -20,7 +20,7 @@ from .data.streams import unit_floats
 
 # %% auto #0
 __all__ = ['SPLITS', 'CACHE_FORMAT', 'CACHE_VERSION', 'embed_images', 'extract_features', 'split_classes', 'FeatureCacheError',
-           'read_feature_cache', 'write_feature_cache', 'load_features']
+           'read_feature_cache', 'write_feature_cache', 'feature_cache_entry', 'load_features']
 
 # %% ../nbs/21_features.ipynb #01f8a583
 def _as_names(labels, class_names, n:int):
@@ -195,11 +195,28 @@ def write_feature_cache(path:Path, src:FeatureSource, base_mean:torch.Tensor, re
                    base_mean=base_mean.contiguous(), record=record, base_source=base.state(),
                    backbone=dict(name=backbone["name"], kwargs=dict(backbone["kwargs"]),
                                  state_dict={k: v.detach().cpu().contiguous() for k, v in backbone["state_dict"].items()}))
-    # the .json is renamed into place first, the .pt (the cache entry itself) last
-    with atomic_write(path) as tmp_pt, atomic_write(path.with_suffix(".json")) as tmp_json:
+    # both files are written whole under temporary names, then renamed under the entry's lock: the .pt (the entry) first, its .json record last
+    with cache_lock(path), atomic_write(path.with_suffix(".json")) as tmp_json, atomic_write(path) as tmp_pt:
         torch.save(payload, tmp_pt)
         tmp_json.write_text(json.dumps(record, indent=2) + "\n")
     _log.info(f"features of {len(src):,} images cached in {path}")
+
+def feature_cache_entry(
+    path:str|Path,     # the cache file (`.pt`); its record is written beside it as `.json`
+    config:dict,       # the configuration the entry holds (checked when it is read)
+    build,             # callable () -> dict(test=, base=, base_mean=, backbone=, record=) that makes the entry
+    force:bool=False,  # build it again and replace it, even if it exists
+    parts:bool=False,  # return the dict of everything (else `(test features, base mean, record)`)
+) -> tuple[FeatureSource, torch.Tensor, dict]|dict:
+    "The cache entry of `config` at `path`: read if it exists, else built by one process while the others wait, then read."
+    path = Path(path)
+    if path.exists() and not force: return read_feature_cache(path, config, parts=parts)
+    with cache_lock(path):
+        if path.exists() and not force: return read_feature_cache(path, config, parts=parts)   # built by another process meanwhile
+        d = build()
+        write_feature_cache(path, d["test"], d["base_mean"], d["record"], config, base=d["base"], backbone=d["backbone"])
+    d = d | dict(record=d["record"] | dict(cached=False, cache_file=str(path)))
+    return d if parts else (d["test"], d["base_mean"], d["record"])
 
 # %% ../nbs/21_features.ipynb #80c5f44f
 def _base_mean_from(base_path:Path, dim:int) -> torch.Tensor:

@@ -66,9 +66,28 @@ def test_bench_on_features_from_a_file(tmp_path):
                      "--features", str(tmp_path/"feats.pt"), "--base-features", str(tmp_path/"base_mean.pt"), "--n-query", "5",
                      "--out", str(tmp_path/"b.csv")])
     assert set(df.method) == {"protonet", "simpleshot"} and (df.n_tasks == 40).all() and (df.acc_pct > 20).all(), df
-    with pytest.raises(SystemExit, match="no base features"):   # simpleshot centres on the base mean: it must be given
-        bench.main(["--n-tasks", "40", "--methods", "protonet", "--impl", "ours", "--shots", "1", "--threads", "1",
+    with pytest.raises(SystemExit, match="no base features, and simpleshot centre"):   # simpleshot centres on the base mean: it must be given
+        bench.main(["--n-tasks", "40", "--methods", "protonet,simpleshot", "--impl", "ours", "--shots", "1", "--threads", "1",
                     "--features", str(tmp_path/"feats.pt"), "--out", str(tmp_path/"c.csv")])
+
+
+def test_bench_demands_base_features_only_for_methods_that_need_them(tmp_path):
+    "--features without --base-features: methods that use no base class run; CL2N and meta-trained ones are refused, by name."
+    from fewshot_nb.solvers.base import synthetic_features
+    import torch
+    src, base_mean = synthetic_features(n_classes=12, n_per_class=20, dim=32, seed=3)
+    src.save(tmp_path/"feats.pt"); torch.save(base_mean, tmp_path/"base_mean.pt")
+    run = lambda methods, *extra: bench.main(["--n-tasks", "40", "--methods", methods, "--impl", "ours", "--shots", "1", "--threads", "1",
+                                              "--features", str(tmp_path/"feats.pt"), "--n-query", "5", "--out", str(tmp_path/"b.csv"), *extra])
+    df = run("protonet,pt-map")   # raw features: no base class needed
+    assert set(df.method) == {"protonet", "pt-map"} and (df.acc_pct > 20).all() and not df.attrs["failures"], df
+    a = bench.parse_args(["--methods", "protonet,pt-map,tim,simpleshot,laplacianshot,versa,sib", "--impl", "ours"])
+    assert bench.base_needs(a, a.method_names) == dict(mean=["simpleshot", "laplacianshot"], base=["versa", "sib"])
+    a = bench.parse_args(["--methods", "simpleshot,tim", "--impl", "ours"])
+    assert bench.base_needs(a, a.method_names) == dict(mean=["simpleshot"], base=[])
+    with pytest.raises(SystemExit, match="laplacianshot centre the features on the base-class mean"): run("protonet,laplacianshot")
+    with pytest.raises(SystemExit, match="versa meta-train on labelled base-class features"):   # a file of the mean is not enough
+        run("protonet,versa", "--base-features", str(tmp_path/"base_mean.pt"))
 
 
 def test_bench_scaling_replot(tmp_path):

@@ -77,6 +77,49 @@ def test_one_truncated_image_exits_1_and_is_named(tmp_path, capsys, name, kw):
     assert f"unreadable (1):\n  {split}: {cut} (" in out, out
 
 
+@pytest.mark.parametrize("name,kw", CASES, ids=IDS)
+def test_a_copy_with_every_image_gone_exits_1(tmp_path, capsys, name, kw):
+    "Every image deleted (inside its archive too), split files and folders kept: nothing may pass, whatever the layout lists."
+    root = _copy(tmp_path, name, kw)
+    layout = DATASETS.make(name, root=root)
+    files = [f for split in layout.splits for f in layout.listing(split).file]
+    for archive in {f.split("::")[0] for f in files if "::" in f}:   # Omniglot's zips: an archive with no image left
+        with zipfile.ZipFile(root/archive) as z: keep = [(n, z.read(n)) for n in z.namelist() if n.endswith("/")]
+        with zipfile.ZipFile(root/archive, "w") as z:
+            for n, b in keep: z.writestr(n, b)
+    for f in files:
+        if "::" not in f: (root/f).unlink()
+    status, out, err = _verify(name, root, capsys)
+    assert status == 1 and out.startswith(f"{name}: FAILED"), out + err
+
+
+def test_a_split_file_listing_nothing_exits_1(tmp_path, capsys):
+    "CUB's images.txt emptied: no image is listed, so none is missing, and the copy still fails."
+    root = write_miniature("cub", tmp_path/"cub")
+    (root/"images.txt").write_text("")
+    status, out, _ = _verify("cub", root, capsys)
+    assert status == 1 and "train: no image is listed or found" in out, out
+
+
+@pytest.mark.parametrize("where", ["empty", "nowhere"])
+def test_data_verify_without_data_exits_nonzero(tmp_path, monkeypatch, capsys, where):
+    "`fewshot-nb data verify` with FEWSHOT_DATA at an empty or absent folder, and `--dataset NAME --root` there, for every layout."
+    from fewshot_nb.cli import main
+    root = tmp_path/where
+    if where == "empty":
+        root.mkdir()
+        (root/"omniglot"/"images_background").mkdir(parents=True); (root/"omniglot"/"images_evaluation").mkdir()
+    monkeypatch.setenv("FEWSHOT_DATA", str(root))
+    assert main(["data", "verify"]) == 1                       # every known file is missing
+    assert main(["data", "verify", "small", "runs"]) == 1
+    assert "missing: images_background_small1.zip" in capsys.readouterr().err
+    for name in list_datasets():
+        status = main(["data", "verify", "--dataset", name, "--root", str(root), "--workers", "0"])
+        assert status in (1, 2), (name, status, capsys.readouterr())
+    # Omniglot's set folders with no image in them: a copy holding nothing (exited 0 before)
+    assert main(["data", "verify", "--dataset", "omniglot", "--root", str(root/"omniglot"), "--workers", "0"]) == (1 if where == "empty" else 2)
+
+
 def test_first_ten_faulty_files_are_named(tmp_path, capsys):
     root = write_miniature("mini_imagenet", tmp_path/"mini", images=5)
     files = DATASETS.make("mini_imagenet", root=root).listing("train").file

@@ -99,3 +99,16 @@ def test_the_trainer_defines_no_data_container():
     tree = ast.parse((PKG/"training"/"trainer.py").read_text())
     defined = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
     assert not defined & DATA_CONTAINERS, f"the trainer defines {defined & DATA_CONTAINERS}: they belong in data.streams"
+
+
+def test_one_integer_check():
+    "Integer arguments are checked by `core.check_int` (name, value and bound in its message), not by a private copy per module."
+    copies = [NAME[p] for p in MODULES for node in ast.walk(ast.parse(p.read_text()))
+              if isinstance(node, ast.FunctionDef) and node.name == "_check_int"]
+    assert not copies, f"{copies} define their own _check_int: use fewshot_nb.core.check_int"
+    from fewshot_nb.core import check_int
+    from fewshot_nb.training import pretrain
+    from fewshot_nb.solvers import amortised
+    assert pretrain.check_int is check_int and amortised.check_int is check_int
+    with pytest.raises(ValueError, match=r"steps must be an integer >= 1, got 0"): pretrain.pretrained_features(steps=0)
+    with pytest.raises(ValueError, match=r"n_samples must be an integer >= 1, got 0"): amortised.Versa(n_samples=0)

@@ -186,8 +186,8 @@ def _same(a, b) -> bool:
         return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
     return a == b
 
-def build_ours(name:str, base_mean, shot:int, ref_args, match:bool=True, meta_base=None, device="cpu") -> tuple[object, list[str]]:
-    "Our solver `SOLVERS[name]` for `shot`, with the reference's hyper-parameters (`ref_args`) where they differ from our defaults."
+def our_kwargs(name:str, base_mean, shot:int, ref_args, match:bool=True) -> tuple[dict, list[str]]:
+    "The constructor arguments of our solver `SOLVERS[name]` for `shot`: the base mean where it takes one, and the reference's hyper-parameters (`ref_args`) where they differ from our defaults."
     cls = SOLVERS[name]
     params = inspect.signature(cls.__init__).parameters
     kw, notes = {}, []
@@ -203,6 +203,11 @@ def build_ours(name:str, base_mean, shot:int, ref_args, match:bool=True, meta_ba
                 notes.append(f"{name} {shot}-shot: {cls.__name__}({pname}=) default {ours!r} differs from the reference's "
                              f"{desc} = {v!r}: using {v!r}")
                 kw[pname] = v
+    return kw, notes
+
+def build_ours(name:str, base_mean, shot:int, ref_args, match:bool=True, meta_base=None, device="cpu") -> tuple[object, list[str]]:
+    "Our solver `SOLVERS[name]` for `shot`, with the reference's hyper-parameters (`ref_args`) where they differ from our defaults."
+    kw, notes = our_kwargs(name, base_mean, shot, ref_args, match)
     solver = make_solver(name, **kw)
     if isinstance(solver, MetaSolver):   # Versa, SIB: meta-trained (before the clock starts) on base classes
         if meta_base is None:            # synthetic features: other classes of the same law
@@ -236,7 +241,8 @@ def reference_task(s, q, batch, base_mean) -> dict:
     if not torch.equal(y_s, torch.arange(batch.n_way).repeat(n_shot).expand_as(y_s)):
         raise ValueError("the reference needs the same number of shots in every class (support labels 0..K-1 per shot)")
     return {"x_s": x_s, "y_s": y_s.unsqueeze(-1).long(), "x_q": q.clone(),
-            "y_q": batch.query_labels.unsqueeze(-1).long(), "train_mean": torch.as_tensor(base_mean).float()}
+            "y_q": batch.query_labels.unsqueeze(-1).long(),
+            "train_mean": None if base_mean is None else torch.as_tensor(base_mean).float()}   # read by their CL2N methods only
 
 def _quiet_logger(Logger):
     "The reference's Logger class, writing to its (temporary) log file only, not to the console."
@@ -339,7 +345,8 @@ def parse_args(argv=None):
                    help="test features: a FeatureSource file or a pretrained_features cache file (default: synthetic_features(seed=0))")
     p.add_argument("--base-features", type=Path, default=None,
                    help="with --features: base-class features (a FeatureSource file, or a torch file of their (d,) mean); "
-                        "a pretrained_features cache file carries its own")
+                        "a pretrained_features cache file carries its own. Needed only by the chosen methods that centre on the "
+                        "base mean (norm='cl2n': the mean) or are meta-trained (Versa, SIB: labelled base features)")
     p.add_argument("--n-query", type=int, default=N_QUERY,
                    help=f"queries per class on average (default {N_QUERY}: {N_WAY * N_QUERY} per task); Dirichlet draws that ask "
                         "for more items than a class has are redrawn")
@@ -375,11 +382,30 @@ def parse_args(argv=None):
                 "github.com/oveilleux/Realistic_Transductive_Few_Shot")
     return a
 
-def bench_features(a) -> tuple:
-    "(test FeatureSource, base mean, base FeatureSource or None) from --features / --base-features, or the synthetic default."
+def base_needs(a, methods:list[str]) -> dict:
+    """What the chosen methods need of the base classes: {'mean': [...], 'base': [...]}, the methods (as solvers build them
+    here, for every shot) that centre the features on the base-class mean (norm='cl2n', ours or the reference's CL2N) and
+    those meta-trained on labelled base-class features (Versa, SIB), as `fewshot_nb.bench.evaluate.check_methods` rules."""
+    run_ours, run_ref = a.impl in ("both", "ours"), a.reference is not None and a.impl in ("both", "reference")
+    mean, base = [], []
+    for m in methods:
+        ref = REFERENCE.get(m)
+        ref_args = None if ref is None or not run_ref else reference_args(a.reference, ref, a.n_tasks, [])
+        if run_ours:
+            for shot in a.shots:
+                solver = make_solver(m, **our_kwargs(m, None, shot, ref_args, match=not a.our_defaults)[0])
+                if isinstance(solver, MetaSolver): base.append(m)
+                elif solver.norm == "cl2n": mean.append(m)
+        if ref_args is not None and getattr(ref_args, "norm_type", None) == "CL2N": mean.append(m)   # the reference's CL2N methods read train_mean
+    return dict(mean=list(dict.fromkeys(mean)), base=list(dict.fromkeys(base)))
+
+def bench_features(a, needs:dict|None=None) -> tuple:
+    """(test FeatureSource, base mean or None, base FeatureSource or None) from --features / --base-features, or the
+    synthetic default; with --features, the base mean and the base features are demanded only where `needs` (`base_needs`) says."""
     if a.features is None:
         src, base_mean = synthetic_features(seed=0)
         return src, base_mean, None
+    needs = dict(mean=[], base=[]) | (needs or {})
     from fewshot_nb.features import load_features, read_feature_cache, FeatureCacheError
     from fewshot_nb.data.sources import FeatureSource
     src, base_mean, record = load_features(a.features, a.base_features)
@@ -388,10 +414,16 @@ def bench_features(a) -> tuple:
     except FeatureCacheError:
         try: meta_base = FeatureSource.load(a.base_features) if a.base_features is not None else None
         except Exception: meta_base = None   # a file of the base mean only
-    if base_mean is None:
-        raise SystemExit(f"--features {a.features} has no base features: pass --base-features FILE (several solvers centre on the base mean)")
-    print(f"features: {a.features} ({src}); base classes for meta-training: {'none' if meta_base is None else meta_base}")
-    if meta_base is None: print("  note: no base FeatureSource, so Versa and SIB meta-train on synthetic classes of the same dimension")
+    if base_mean is None and needs["mean"]:
+        raise SystemExit(f"--features {a.features} has no base features, and {', '.join(needs['mean'])} centre the features on the "
+                         "base-class mean (norm='cl2n'): pass --base-features FILE (base-class features, or a torch file of their (d,) mean), "
+                         "or leave those methods out")
+    if meta_base is None and needs["base"]:
+        raise SystemExit(f"{', '.join(needs['base'])} meta-train on labelled base-class features, and --features {a.features} has no base "
+                         "features with labels: pass --base-features FILE (a FeatureSource file of the base classes; a file of their mean "
+                         "is not enough), or a pretrained_features cache file as --features, or leave those methods out")
+    print(f"features: {a.features} ({src}); base mean: {'none' if base_mean is None else 'given'}; "
+          f"base classes for meta-training: {'none' if meta_base is None else meta_base}")
     return src, base_mean, meta_base
 
 def _limit_blas(threads:int):
@@ -422,7 +454,7 @@ def main(argv=None) -> pd.DataFrame:
         methods.append(m)
     if not methods: raise SystemExit("no method to run")
 
-    src, base_mean, meta_base = bench_features(a)
+    src, base_mean, meta_base = bench_features(a, base_needs(a, methods))
     feats = torch.as_tensor(src.feats)
     rows, paired, notes, failures = [], {}, [], []
     tmpdir = tempfile.TemporaryDirectory(prefix="bench_solvers_")

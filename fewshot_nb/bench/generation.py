@@ -134,11 +134,11 @@ def train_generative_model(
     every = max(1, int(round(checkpoint_every * model.epoch_steps(src))))
     trainer = Trainer(model, src, n_steps=steps, lr=lr, grad_clip=grad_clip, betas=betas, seed=seed, checkpoint=checkpoint, device=device,
                       progress=progress, checkpoint_every=every, **sched)
-    start = trainer.step
     t0 = time.perf_counter()
+    history = trainer.fit()          # another process training the same checkpoint: waits for it, then loads its result
+    start = trainer.fit_from
     if start == steps: _log.info(f"{type(model).__name__}: finished checkpoint {checkpoint} loaded ({steps} steps), not retrained")
-    history = trainer.fit()
-    return dict(history=history, seconds=time.perf_counter() - t0, loaded=start == steps, resumed_from=start,
+    return dict(history=history, seconds=time.perf_counter() - t0 - trainer.waited_s, loaded=start == steps, resumed_from=start,
                 steps=steps, config=trainer.config)
 
 # %% ../../nbs/bench/62_generation.ipynb #bb7dd066

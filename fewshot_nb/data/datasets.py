@@ -803,6 +803,8 @@ def verify_dataset(
         w, h = np.array([r[1] for r in res], dtype=int), np.array([r[2] for r in res], dtype=int)
         missing += [(split, f) for f in lst.file[~present]]
         unreadable += [(split, f, e) for f, e in zip(lst.file[present], err) if e]
+        if lst.empty:   # a folder layout lists what is there: with every image gone, nothing is listed, and nothing is missing
+            problems.append((split, f"{split}: no image is listed or found: the copy holds none of this split's images"))
         problems += [(split, p) for p in layout.problems(split, lst, present)]
         good = present.copy(); good[present] = err == ""
         ok_w, ok_h = w[err == ""], h[err == ""]

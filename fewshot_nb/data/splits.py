@@ -33,6 +33,13 @@ def check_split(split:dict, data) -> dict:
             seen[c] = part
     return split
 
+def _refuse_runs(meta:pd.DataFrame, split:str):
+    "Raise if `meta` holds the `runs` set, whose per-run classes would count each run character twice."
+    if "archive" in meta and meta.archive.eq("runs").any():
+        raise ValueError(f"{split} refuses data holding the 'runs' set, whose classes are per run: the two runs of an alphabet "
+                         "show the same characters, which would be two classes each. Load 'run_characters' instead (the same "
+                         "images, one class per character); keep 'runs' apart for lake_runs")
+
 def split_sizes(split:dict, data) -> pd.DataFrame:
     "Classes, alphabets and images per part of a split."
     meta = _meta(data)
@@ -75,9 +82,12 @@ VINYALS_TRAINVAL = ("Alphabet_of_the_Magi Angelic Anglo-Saxon_Futhorc Arcadian A
     "Malay_(Jawi_-_Arabic) Mkhedruli_(Georgian) N_Ko Ojibwe_(Canadian_Aboriginal_Syllabics) Sanskrit "
     "Syriac_(Estrangelo) Tagalog Tifinagh").split()
 
-def vinyals_split(data) -> dict:
+def vinyals_split(
+    data,  # `OmniglotImages` or its metadata: any mix of sets but `runs` (use `run_characters`)
+) -> dict: # part -> sorted class names present in `data`
     "The Vinyals alphabet split (trainval: 38 alphabets, test: 12, Gurmukhi only in trainval)."
     meta = _meta(data)
+    _refuse_runs(meta, "vinyals_split")
     if unknown := set(meta.alphabet) - set(VINYALS_TEST) - set(VINYALS_TRAINVAL):
         raise ValueError(f"alphabets {sorted(unknown)} are in neither part of the Vinyals split")
     return check_split({"trainval": _classes(meta, meta.alphabet.isin(VINYALS_TRAINVAL)),
@@ -100,10 +110,7 @@ def koch_split(
 ) -> dict:          # part -> sorted class names present in `data`
     "Koch et al.'s alphabet split: 30 background alphabets to train, 10 evaluation alphabets to validate, Lake's 10 run alphabets to test."
     meta = _meta(data)
-    if "archive" in meta and meta.archive.eq("runs").any():
-        raise ValueError("the data hold the 'runs' set, whose classes are per run: the two runs of an alphabet show the same "
-                         "characters, which would be two test classes each. Load 'run_characters' instead (the same images, "
-                         "one class per character); keep 'runs' apart for lake_runs")
+    _refuse_runs(meta, "koch_split")
     if unknown := set(meta.alphabet) - set(ALPHABETS):
         raise ValueError(f"alphabets {sorted(unknown)} are not Omniglot alphabets (see fewshot_nb.data.omniglot.ALPHABETS)")
     return check_split({p: _classes(meta, meta.alphabet.isin(a)) for p, a in koch_alphabets(val).items()}, meta)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 import numpy as np, pandas as pd, torch, torch.nn.functional as F
+from numpy.polynomial import Polynomial
 from torch import Tensor
 from scipy import stats
 from ..core import as_rng, to_tensor
@@ -513,10 +514,11 @@ class SweepFit:
     curve: pd.DataFrame  # dense t with the fitted diversity and recognizability (the parametric curve)
 
 def _quad(t, y):
-    A = np.stack([np.ones_like(t), t, t * t], 1)
-    c = np.linalg.lstsq(A, y, rcond=None)[0]
+    "Least-squares quadratic y ~ c0 + c1 t + c2 t^2: (c0, c1, c2) and the fit's R^2."
+    p = Polynomial.fit(t, y, 2)                   # solved in t mapped onto [-1, 1], well conditioned far from t = 0
+    c = np.pad(p.convert().coef, (0, 3))[:3]      # back to powers of t (padded if convert drops a zero top term)
     ss = ((y - y.mean()) ** 2).sum()
-    return c, (1 - ((y - A @ c) ** 2).sum() / ss if ss > 0 else 1.0)
+    return c, (1 - ((y - p(t)) ** 2).sum() / ss if ss > 0 else 1.0)
 
 def _vertex(c): return -c[1] / (2 * c[2]) if c[2] != 0 else float("nan")
 
@@ -534,12 +536,7 @@ def fit_sweep(
     if len(np.unique(t)) < 3:
         raise ValueError(f"a quadratic needs at least 3 distinct values of t, got {len(np.unique(t))}: sweep more values")
     lo, hi = t.min(), t.max()
-    # fit in the centred, scaled variable u = (t - m) / s for conditioning, then map back to powers of t
-    m, s = (lo + hi) / 2, (hi - lo) / 2
-    u = (t - m) / s
-    to_t = np.array([[1, -m / s, m * m / s ** 2], [0, 1 / s, -2 * m / s ** 2], [0, 0, 1 / s ** 2]])  # c_t = to_t @ c_u
-    (cd, r2d), (cr, r2r) = _quad(u, d), _quad(u, r)
-    cd, cr = to_t @ cd, to_t @ cr
+    (cd, r2d), (cr, r2r) = _quad(t, d), _quad(t, r)
     vd, vr = _vertex(cd), _vertex(cr)
     inside = bool(np.isfinite(vr) and lo <= vr <= hi)
     ev = lambda c, x: c[0] + c[1] * x + c[2] * x * x

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np, pandas as pd, torch
 import torch.nn as nn
 import torch.nn.functional as F
-from ..core import atomic_write
+from ..core import atomic_write, check_int
 from ..tasks import TaskTensors, task_tensors, normalize_features, prototypes
 from ..data.samplers import EpisodeSampler
 from .base import Solver, SOLVERS
@@ -21,11 +21,6 @@ __all__ = ['PREDICTS', 'masked_query_mean', 'MetaSolver', 'VersaNet', 'Versa', '
            'cosine_logits', 'cosine_weight_grad', 'SIB']
 
 # %% ../../nbs/solvers/36_amortised.ipynb #3a4bf49a
-def _check_int(name, v, lo):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-        raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
-    return int(v)
-
 def _check_pos(name, v):
     if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not (math.isfinite(v) and v > 0):
         raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
@@ -108,13 +103,13 @@ class MetaSolver(Solver):
                  log_every:int=50,         # steps per row of the history
                 ) -> tuple["MetaSolver", pd.DataFrame]: # self, and the history: mean loss and query accuracy per `log_every` steps
         "Meta-train a fresh network on random episodes of the base classes' features."
-        n_way, n_query = _check_int("n_way", n_way, 2), _check_int("n_query", n_query, 1)
-        steps, tasks_per_batch = _check_int("steps", steps, 0), _check_int("tasks_per_batch", tasks_per_batch, 1)
-        seed, log_every, lr = _check_int("seed", seed, 0), _check_int("log_every", log_every, 1), _check_pos("lr", lr)
-        if np.ndim(n_shot) == 0: n_shot = _check_int("n_shot", n_shot, 1); shot_kw, max_shot = dict(n_shot=n_shot), n_shot
+        n_way, n_query = check_int("n_way", n_way, 2), check_int("n_query", n_query, 1)
+        steps, tasks_per_batch = check_int("steps", steps, 0), check_int("tasks_per_batch", tasks_per_batch, 1)
+        seed, log_every, lr = check_int("seed", seed, 0), check_int("log_every", log_every, 1), _check_pos("lr", lr)
+        if np.ndim(n_shot) == 0: n_shot = check_int("n_shot", n_shot, 1); shot_kw, max_shot = dict(n_shot=n_shot), n_shot
         else:
             if len(n_shot) != 2: raise ValueError(f"n_shot must be an int or a range (lo, hi), got {n_shot!r}")
-            lo, hi = _check_int("n_shot[0]", n_shot[0], 1), _check_int("n_shot[1]", n_shot[1], 1)
+            lo, hi = check_int("n_shot[0]", n_shot[0], 1), check_int("n_shot[1]", n_shot[1], 1)
             if lo > hi: raise ValueError(f"the n_shot range (lo, hi) needs lo <= hi, got {tuple(n_shot)!r}")
             n_shot, shot_kw, max_shot = [lo, hi], dict(shot_range=(lo, hi)), hi
         feats, labels = torch.as_tensor(base.feats), np.asarray(base.labels)
@@ -224,8 +219,8 @@ class Versa(MetaSolver):
                  base_mean=None,          # (d,) base-class mean for norm='cl2n' (default: computed by meta_fit)
                 ):
         super().__init__(norm, base_mean)
-        self.hidden = None if hidden is None else _check_int("hidden", hidden, 1)
-        self.n_samples = _check_int("n_samples", n_samples, 1)
+        self.hidden = None if hidden is None else check_int("hidden", hidden, 1)
+        self.n_samples = check_int("n_samples", n_samples, 1)
         if predict not in PREDICTS: raise ValueError(f"predict must be one of {PREDICTS}, got {predict!r}")
         self.predict = predict
 
@@ -354,8 +349,8 @@ class SIB(MetaSolver):
                  base_mean=None,          # (d,) base-class mean for norm='cl2n' (default: computed by meta_fit)
                 ):
         super().__init__(norm, base_mean)
-        self.n_steps, self.step_size = _check_int("n_steps", n_steps, 0), _check_pos("step_size", step_size)
-        self.hidden = None if hidden is None else _check_int("hidden", hidden, 1)
+        self.n_steps, self.step_size = check_int("n_steps", n_steps, 0), _check_pos("step_size", step_size)
+        self.hidden = None if hidden is None else check_int("hidden", hidden, 1)
 
     def hparams(self):
         "Refinement steps, step size, hidden width and normalisation."

@@ -10,12 +10,12 @@ import json, time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 import numpy as np, torch
-from ..core import seed_everything, get_device, RunRecord, config_hash, get_logger
+from ..core import seed_everything, get_device, RunRecord, config_hash, get_logger, check_int
 _log = get_logger("fewshot_nb.training.pretrain")   # pre-training started (the cache is read by `features.read_feature_cache`)
 from ..data.omniglot import load_omniglot, cache_dir as project_cache_dir
 from ..data.samplers import EpisodeSampler, TaskManifest, data_fingerprint
 from ..data.sources import FeatureSource
-from ..features import extract_features, split_classes, read_feature_cache, write_feature_cache, FeatureCacheError, SPLITS, CACHE_VERSION
+from ..features import extract_features, split_classes, read_feature_cache, feature_cache_entry, FeatureCacheError, SPLITS, CACHE_VERSION
 from .backbones import make_backbone
 from ..data.streams import ImageSource, ClassStream
 from .trainer import Trainer, Supervised, Method
@@ -46,11 +46,6 @@ class Pretrained:
         return cls(d["test"], d["base"], d["base_mean"], net.eval(), d["record"])
 
 # %% ../../nbs/training/44_pretrain.ipynb #5dc866f9
-def _check_int(name, v, lo):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-        raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
-    return int(v)
-
 def pretrained_features(
     split:str|dict="weak",      # a name of `SPLITS` ('weak', 'minimal1', 'minimal2', 'alphabet', ...) or {'train': [...], 'test': [...]}
     backbone:str="conv4",       # one of `TRAINABLE`: 'conv4', 'resnet12', 'resnet18', 'wrn28_10'
@@ -74,8 +69,8 @@ def pretrained_features(
     if not isinstance(split, dict) and split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}, or pass {{'train': [...], 'test': [...]}} class names")
     if backbone not in TRAINABLE: raise ValueError(f"unknown backbone {backbone!r}; choose from {', '.join(TRAINABLE)}")
-    image_size, steps, batch_size = _check_int("image_size", image_size, 16), _check_int("steps", steps, 1), _check_int("batch_size", batch_size, 1)
-    seed, n_val = _check_int("seed", seed, 0), _check_int("n_val", n_val, 0)
+    image_size, steps, batch_size = check_int("image_size", image_size, 16), check_int("steps", steps, 1), check_int("batch_size", batch_size, 1)
+    seed, n_val = check_int("seed", seed, 0), check_int("n_val", n_val, 0)
     if 0 < n_val < 5: raise ValueError(f"n_val must be 0 (no validation) or >= 5 (the validation tasks are 5-way), got {n_val}")
     if not (isinstance(lr, (int, float)) and not isinstance(lr, bool) and lr > 0): raise ValueError(f"lr must be a number > 0, got {lr!r}")
     sets = [sets] if isinstance(sets, str) else list(sets)
@@ -88,52 +83,51 @@ def pretrained_features(
     folder = Path(cache_dir).expanduser() if cache_dir is not None else project_cache_dir()/"features"
     name = split if isinstance(split, str) else "custom"
     path = folder/f"{name}-{backbone}-{image_size}px-s{seed}-{key}.pt"
-    if path.exists() and not force:
-        return Pretrained.from_cache(read_feature_cache(path, config, parts=True)) if parts else read_feature_cache(path, config)
+    def build() -> dict:
+        "Train, extract and record: the entry that `feature_cache_entry` writes when there is none (one process builds it, the others wait)."
+        _log.info(f"no cached features at {path}: pre-training {backbone} for {steps} steps")
+        t0, dev = time.perf_counter(), get_device(device)
+        data = load_omniglot(sets, size=image_size, root=data_root)
+        classes = split_classes(split, data)
+        val = sorted(np.random.default_rng(0).choice(classes["train"], n_val, replace=False).tolist()) if n_val else []
+        base = sorted(set(classes["train"]) - set(val))
+        if len(base) < 2: raise ValueError(f"only {len(base)} training classes are left after holding out n_val={n_val}: lower n_val")
+        train = ImageSource.from_omniglot(data, base, rotations=rotations).to(dev)
+        t_load = time.perf_counter()
 
-    _log.info(f"no cached features at {path}: pre-training {backbone} for {steps} steps")
-    t0, dev = time.perf_counter(), get_device(device)
-    data = load_omniglot(sets, size=image_size, root=data_root)
-    classes = split_classes(split, data)
-    val = sorted(np.random.default_rng(0).choice(classes["train"], n_val, replace=False).tolist()) if n_val else []
-    base = sorted(set(classes["train"]) - set(val))
-    if len(base) < 2: raise ValueError(f"only {len(base)} training classes are left after holding out n_val={n_val}: lower n_val")
-    train = ImageSource.from_omniglot(data, base, rotations=rotations).to(dev)
-    t_load = time.perf_counter()
+        seed_everything(seed)
+        method = Supervised(make_backbone(backbone, **kw), train.n_classes, head="linear")
+        val_kw = {}
+        if n_val:
+            val_data = ImageSource.from_omniglot(data, val).to(dev)
+            val_tasks = TaskManifest.sample(EpisodeSampler(val_data.labels.cpu().numpy(), 5, 1, 5), 100, seed=0)
+            val_kw = dict(val_images=val_data, val_tasks=val_tasks, val_every=max(1, steps // 4))
+        trainer = Trainer(method, ClassStream(train, min(batch_size, len(train))), n_steps=steps, lr=lr, seed=seed, device=dev,
+                          progress=progress, channels_last=dev.type == "cpu", **val_kw)
+        history = trainer.fit()
+        method = trainer.load_best()
+        t_train = time.perf_counter()
 
-    seed_everything(seed)
-    method = Supervised(make_backbone(backbone, **kw), train.n_classes, head="linear")
-    val_kw = {}
-    if n_val:
-        val_data = ImageSource.from_omniglot(data, val).to(dev)
-        val_tasks = TaskManifest.sample(EpisodeSampler(val_data.labels.cpu().numpy(), 5, 1, 5), 100, seed=0)
-        val_kw = dict(val_images=val_data, val_tasks=val_tasks, val_every=max(1, steps // 4))
-    trainer = Trainer(method, ClassStream(train, min(batch_size, len(train))), n_steps=steps, lr=lr, seed=seed, device=dev,
-                      progress=progress, channels_last=dev.type == "cpu", **val_kw)
-    history = trainer.fit()
-    method = trainer.load_best()
-    t_train = time.perf_counter()
+        base_src = extract_features(method, data.subset(base), device=dev)
+        base_mean = base_src.feats.mean(0)
+        src = extract_features(method, data.subset(classes["test"]), device=dev)
+        t_end = time.perf_counter()
 
-    base_src = extract_features(method, data.subset(base), device=dev)
-    base_mean = base_src.feats.mean(0)
-    src = extract_features(method, data.subset(classes["test"]), device=dev)
-    t_end = time.perf_counter()
+        last = history.iloc[-1]
+        training = dict(final_loss=float(last["loss"]), final_train_acc=float(last["train_acc"]),
+                        final_val_acc=float(last["val_acc"]) if n_val else None,
+                        best_val_acc=float(trainer.best[0]) if trainer.best else None,
+                        best_step=int(trainer.best[1]) if trainer.best else steps,
+                        history=history.to_dict("records"))
+        sizes = dict(train_classes=len(base), val_classes=len(val), test_classes=src.n_classes, train_images=len(train),
+                     test_images=len(src), feature_dim=src.dim, test_alphabets=list(src.group_names))
+        rec = RunRecord.create(config, seed=seed, device=str(dev), key=key, sizes=sizes, training=training,
+                               classes=dict(train=base, val=val, test=classes["test"]), data=data_fingerprint(data),
+                               timings_s=dict(load=round(t_load - t0, 2), train=round(t_train - t_load, 2),
+                                              extract=round(t_end - t_train, 2), total=round(t_end - t0, 2)))
+        record = json.loads(json.dumps(asdict(rec), default=str))
+        net = dict(name=backbone, kwargs=kw, state_dict=method.backbone.state_dict())
+        return dict(test=src, base=base_src, base_mean=base_mean, backbone=net, record=record)
 
-    last = history.iloc[-1]
-    training = dict(final_loss=float(last["loss"]), final_train_acc=float(last["train_acc"]),
-                    final_val_acc=float(last["val_acc"]) if n_val else None,
-                    best_val_acc=float(trainer.best[0]) if trainer.best else None,
-                    best_step=int(trainer.best[1]) if trainer.best else steps,
-                    history=history.to_dict("records"))
-    sizes = dict(train_classes=len(base), val_classes=len(val), test_classes=src.n_classes, train_images=len(train),
-                 test_images=len(src), feature_dim=src.dim, test_alphabets=list(src.group_names))
-    rec = RunRecord.create(config, seed=seed, device=str(dev), key=key, sizes=sizes, training=training,
-                           classes=dict(train=base, val=val, test=classes["test"]), data=data_fingerprint(data),
-                           timings_s=dict(load=round(t_load - t0, 2), train=round(t_train - t_load, 2),
-                                          extract=round(t_end - t_train, 2), total=round(t_end - t0, 2)))
-    record = json.loads(json.dumps(asdict(rec), default=str))
-    net = dict(name=backbone, kwargs=kw, state_dict=method.backbone.state_dict())
-    write_feature_cache(path, src, base_mean, record, config, base=base_src, backbone=net)
-    record = record | dict(cached=False, cache_file=str(path))
-    if parts: return Pretrained.from_cache(dict(test=src, base=base_src, base_mean=base_mean, backbone=net, record=record))
-    return src, base_mean, record
+    d = feature_cache_entry(path, config, build, force=force, parts=parts)
+    return Pretrained.from_cache(d) if parts else d

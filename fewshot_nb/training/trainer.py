@@ -6,10 +6,10 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/training/trainer.html.md"""
 
 # %% ../../nbs/training/41_trainer.ipynb #62f47348
 from __future__ import annotations
-import math, time, warnings
+import math, os, time, warnings
 from pathlib import Path
 import numpy as np, pandas as pd, torch, torch.nn as nn, torch.nn.functional as F
-from ..core import get_device, atomic_write, save_csv, as_rng, derive_seed, progress as _progress, progress_enabled, get_logger
+from ..core import get_device, atomic_write, cache_lock, save_csv, as_rng, derive_seed, progress as _progress, progress_enabled, get_logger
 from ..data.samplers import EpisodeSampler, EpisodeBatch, TaskManifest
 from ..metrics import accuracy, mean_ci
 from ..tasks import prototypes, proto_logits
@@ -247,6 +247,12 @@ def _images_in(batch:dict) -> int:
     return sum(v.shape[0] * (v.shape[1] if v.ndim == 5 else 1) for k, v in batch.items()
                if torch.is_tensor(v) and v.is_floating_point() and v.ndim >= 4)
 
+def _file_version(f) -> tuple|None:
+    "Which version of a file this is (device, inode, mtime, size: a new one is renamed into place), from its path or open file; None if there is none."
+    try: s = os.fstat(f.fileno()) if hasattr(f, "fileno") else os.stat(f)
+    except FileNotFoundError: return None
+    return (s.st_dev, s.st_ino, s.st_mtime_ns, s.st_size)
+
 class Trainer:
     "Train a `Method` on a batch source with validation, atomic checkpoints and exact resume."
     def __init__(self,
@@ -329,7 +335,9 @@ class Trainer:
         self.config = json.loads(json.dumps(self.config, default=str))   # plain JSON types, as a checkpoint stores them
         self.step, self.history, self.best = 0, [], None   # best: (accuracy, step, state_dict)
         self.evals, self.train_s = [], 0.0   # the evaluations' rows; seconds spent in training steps (both resumed from checkpoints)
+        self._ck_version = None              # the version of the checkpoint file this trainer last read or wrote
         if self.checkpoint is not None and self.checkpoint.exists(): self.load(self.checkpoint)
+        self.fit_from, self.waited_s = self.step, 0.0   # where the last `fit` started training; seconds it waited for another process
 
     # -- checkpoints
     def state(self) -> dict:
@@ -346,13 +354,15 @@ class Trainer:
         "Write a checkpoint atomically (default: the trainer's checkpoint path)."
         path = Path(path or self.checkpoint)
         with atomic_write(path) as tmp: torch.save(self.state(), tmp)
+        if path == self.checkpoint: self._ck_version = _file_version(path)
         return path
 
     def load(self,
              path:str|Path, # a checkpoint written by a trainer with the same configuration
             ) -> Trainer:   # this trainer, at the checkpoint's step, with its history and best weights
         "Resume from a checkpoint written by a trainer with the same configuration."
-        try: ck = torch.load(path, map_location=self.device, weights_only=True)
+        try:
+            with open(path, "rb") as f: version, ck = _file_version(f), torch.load(f, map_location=self.device, weights_only=True)
         except Exception as e:
             raise CheckpointError(f"cannot read checkpoint {path} ({type(e).__name__}: {e}); delete it to start afresh") from e
         if not isinstance(ck, dict) or ck.get("format") != "fewshot_nb.training.trainer/1":
@@ -369,6 +379,7 @@ class Trainer:
         elif self.eval_csv is not None and self.eval_csv.exists():   # a checkpoint older than the evaluation hook: its curve is in the CSV
             self.evals = [r for r in pd.read_csv(self.eval_csv).to_dict("records") if r["step"] <= self.step]
         self.best = None if ck["best"] is None else (ck["best"]["acc"], ck["best"]["step"], ck["best"]["model"])
+        if Path(path) == self.checkpoint: self._ck_version = version
         _log.info(f"resumed {type(self.method).__name__} from checkpoint {path} at step {self.step} of {self.n_steps}")
         return self
 
@@ -388,8 +399,20 @@ class Trainer:
     def fit(self,
             until:int|None=None, # stop after this step (default: `n_steps`); a later `fit` carries on from it
            ) -> pd.DataFrame:    # the history: one row per validation and at the last step
-        "Train up to step `until` (default `n_steps`), resuming where the trainer stands; return the history."
+        "Train up to step `until` (default `n_steps`), resuming where the trainer stands, under the checkpoint's lock; return the history."
         until = self.n_steps if until is None else min(int(until), self.n_steps)
+        self.waited_s = 0.0
+        if self.checkpoint is None or self.step >= until: return self._fit(until)   # nothing to share, or nothing to train
+        t0 = time.perf_counter()
+        with cache_lock(self.checkpoint):
+            self.waited_s = time.perf_counter() - t0
+            if self.checkpoint.exists() and _file_version(self.checkpoint) != self._ck_version:
+                self.load(self.checkpoint)   # written by another process (while this one waited, or since this trainer read it)
+            return self._fit(until)
+
+    def _fit(self, until:int) -> pd.DataFrame:
+        "The training loop, from the current step to `until`."
+        self.fit_from = self.step
         self.method.train()
         bar = _progress(until, initial=self.step, show=self.progress, desc=type(self.method).__name__, unit="step")
         t0, n_img, run_loss, run_acc, n_run = time.perf_counter(), 0, 0.0, 0.0, 0
