@@ -14,6 +14,7 @@ from .core import atomic_write, file_md5
 from .data.omniglot import RESOURCES, SETS, data_root, cache_dir, fetch, ChecksumError, data_files
 from .data.datasets import verify_main, list_datasets
 from .bench.experiment import experiments_dir
+from .sweep import tidy_on_failure
 
 # %% auto #0
 __all__ = ['list_experiments', 'copy_experiments', 'data_status', 'fetch_data', 'verify_files', 'json_arg', 'run_evaluate',
@@ -261,12 +262,12 @@ def main(argv:list[str]|None=None) -> int:   # the exit status
     if a.group is None: ap.print_help(); return 0
     if a.group not in ("evaluate", "reproduce") and a.cmd is None: ap.groups[a.group].print_help(); return 0
     try:
-        if a.group == "evaluate": return run_evaluate(a)
-        if a.group == "reproduce": return run_reproduce(a)
+        if a.group in ("evaluate", "reproduce"):   # a command that fails leaves no empty folder it made for --out
+            with tidy_on_failure(a.out): return run_evaluate(a) if a.group == "evaluate" else run_reproduce(a)
         if a.group == "experiments" and a.cmd == "list":
             print(list_experiments()[["name", "title"]].to_string(index=False))
         elif a.group == "experiments":
-            written = copy_experiments(a.dest, a.names or None, results=not a.no_results, force=a.force)
+            with tidy_on_failure(a.dest): written = copy_experiments(a.dest, a.names or None, results=not a.no_results, force=a.force)
             nbs = [p for p in written if p.suffix == ".ipynb"]
             print(f"copied {len(nbs)} notebooks and {len(written) - len(nbs)} stored result files into {a.dest}. "
                   f"Run one with: mkdir -p runs && papermill {Path(a.dest)/nbs[0].name} runs/{nbs[0].name}")

@@ -150,7 +150,7 @@ COLUMN_UNITS = {   # regular expression on the whole column name -> what it hold
     r"seconds": "seconds",
     r"npar|df|Df|NumDF|DenDF": "degrees of freedom or a number of parameters",
     r"lr|lr_\w+|\w+_lr|beta|beta_\w+|alpha|a|dirichlet_a|dirichlet_alpha|lam|temperature|momentum|weight_decay|width|k": "a hyperparameter (unitless)",
-    r"p|p_\w+|\w+_p|Pr\(.*\)(/2)?": "a p-value",
+    r"p|p_\w+|\w+_p|\w+_p_holm|Pr\(.*\)(/2)?": "a p-value",   # _holm: adjusted for multiple comparisons (metrics.holm)
     r"t|z|F value|LRT|AIC|BIC|logLik|deviance|statistic|spearman\w*|pearson\w*|r2|\w+_r2": "a test statistic or a correlation (unitless)",
     r"loss|\w+_loss|nll|\w+_nll|kl|kl_\w+|elbo|gp|w_dist": "a training objective, in the model's own units (nats for the VAEs' NLL and KL)",
     r"diversity|diversity_\w+": "diversity: a spread in the critic's feature space (Eq. 2 of Boutin et al. 2022)",

@@ -11,9 +11,10 @@ import numpy as np
 import pandas as pd
 import torch
 from scipy import stats
+from statsmodels.stats.multitest import multipletests
 
 # %% auto #0
-__all__ = ['accuracy', 'fmt_ci', 'CI', 'mean_ci', 'Paired', 'paired_comparison', 'difference_ci', 'Ratio', 'ratio_ci',
+__all__ = ['accuracy', 'fmt_ci', 'CI', 'mean_ci', 'Paired', 'paired_comparison', 'holm', 'difference_ci', 'Ratio', 'ratio_ci',
            'summarise']
 
 # %% ../nbs/01_metrics.ipynb #968aa18e
@@ -161,6 +162,20 @@ def paired_comparison(
     p = 1.0 if not d.any() else float(stats.wilcoxon(d, alternative="two-sided").pvalue)
     return Paired(mean_diff=ci.mean, half_width=ci.half_width, low=ci.low, high=ci.high, n=ci.n, wilcoxon_p=p,
                   wins=int((d > 0).sum()), losses=int((d < 0).sum()), ties=int((d == 0).sum()))
+
+# %% ../nbs/01_metrics.ipynb #9c3c5707
+def holm(
+    p,   # (m,) p-values of one family of tests, each in [0, 1]; NaN for a test that has no p-value
+) -> np.ndarray:   # (m,) Holm-adjusted p-values, in the order of `p`; NaN where `p` is NaN
+    "Holm's adjustment of `p` for multiple comparisons: the family is the p-values passed together, NaN entries left out of it."
+    p = _np(p).astype(np.float64)
+    if p.ndim != 1: raise ValueError(f"p must be 1-D (one p-value per test of the family), got shape {p.shape}")
+    ok = ~np.isnan(p)
+    if bad := p[ok][(p[ok] < 0) | (p[ok] > 1)].tolist():
+        raise ValueError(f"p-values must lie in [0, 1], got {bad[:5]}")
+    adjusted = np.full(p.shape, np.nan)
+    if ok.any(): adjusted[ok] = multipletests(p[ok], method="holm")[1]
+    return adjusted
 
 # %% ../nbs/01_metrics.ipynb #40ec5f01
 def difference_ci(

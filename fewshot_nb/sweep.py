@@ -6,7 +6,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/sweep.html.md"""
 
 # %% ../nbs/70_sweep.ipynb #f9dfdda6
 from __future__ import annotations
-import itertools, json, os, re, shutil, socket, subprocess, sys, tempfile, time, traceback
+import ast, builtins, contextlib, itertools, json, os, re, shutil, socket, subprocess, sys, tempfile, time, traceback, typing
 from dataclasses import dataclass, field, asdict, fields
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,8 +17,9 @@ from .core import atomic_write, save_json, save_csv, config_hash, worker_pool, p
 
 # %% auto #0
 __all__ = ['DISTRIBUTIONS', 'RECORD', 'RUNNING', 'ERROR', 'OUTPUT', 'THREAD_VARS', 'SLURM_OPTIONS', 'sample_value',
-           'notebook_digest', 'Sweep', 'run_point', 'record_complete', 'point_state', 'sweep_status', 'status_counts',
-           'run_sweep', 'run_points', 'collect', 'main']
+           'notebook_digest', 'Sweep', 'notebook_parameters', 'check_points', 'tidy_on_failure', 'run_point',
+           'record_complete', 'point_state', 'sweep_status', 'status_counts', 'run_sweep', 'run_points', 'collect',
+           'main']
 
 # %% ../nbs/70_sweep.ipynb #2ea1c1a5
 DISTRIBUTIONS = {   # name -> what its argument is
@@ -155,6 +156,91 @@ class Sweep:
         "The sweep as YAML (`from_yaml` reads it back)."
         return yaml.safe_dump(asdict(self), sort_keys=False)
 
+# %% ../nbs/70_sweep.ipynb #a6fa252d
+def notebook_parameters(
+    path:str|Path,  # an .ipynb file
+) -> dict:          # name -> (type, constraints): its annotation (None where it has none, or one only the kernel can read) and the `Constraint`s of its comment
+    "The parameters of a notebook's `parameters` cell, read without running it: each one's type and the constraints of its comment."
+    from fewshot_nb.bench.experiment import parameter_comments, parse_constraints   # here, not at the top: the bench package imports this module
+    nb = json.loads(Path(path).read_text())
+    cells = [c for c in nb.get("cells", []) if c.get("cell_type") == "code" and "parameters" in c.get("metadata", {}).get("tags", [])]
+    if not cells: raise ValueError(f"{path} has no cell tagged 'parameters': papermill cannot set its parameters")
+    src = "".join(cells[0]["source"]) if isinstance(cells[0]["source"], list) else cells[0]["source"]
+    try: tree, comments = ast.parse(src), parameter_comments(src)
+    except SyntaxError:   # IPython syntax (a magic): the names as papermill reads them, types left to the notebook
+        import papermill as pm
+        return {k: (None, []) for k in pm.inspect_notebook(str(path))}
+    ns, out = {"__builtins__": builtins, "typing": typing, **vars(typing)}, {}
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            name = node.target.id
+            try:
+                tp = eval(compile(ast.Expression(node.annotation), str(path), "eval"), ns)
+                if isinstance(tp, str): tp = eval(tp, ns)   # a string annotation
+            except Exception: tp = None                     # a type named by an import of its own: the notebook checks it
+            try: rules = parse_constraints(comments.get(name, ""))
+            except ValueError as e: raise ValueError(f"{path}: parameter {name!r}: {e}") from None
+            out[name] = (tp, rules)
+        elif isinstance(node, ast.Assign):   # a parameter without annotation: its name only
+            for n in (n for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)): out.setdefault(n.id, (None, []))
+    return out
+
+def check_points(
+    points:list,   # points to run (`Sweep.points()`, of one sweep or several)
+) -> list:         # the same points, every parameter of each checked
+    """Check every point's parameters against its notebook's `parameters` cell (names, types, the constraints of
+    their comments) before anything runs; a ValueError names each point and parameter that would be refused."""
+    from fewshot_nb.bench.experiment import check_value
+    declared, problems = {}, {}   # problems: message -> the points (their numbers) that have it
+    for i, p in enumerate(points):
+        nb = p["notebook"]
+        if nb not in declared: declared[nb] = notebook_parameters(nb)
+        params = declared[nb]
+        for name, value in [*p["params"].items(), (p["out_param"], None)]:
+            if name not in params:
+                problems.setdefault(f"{Path(nb).name} has no parameter {name!r}; it declares {', '.join(params)}", []).append(i); continue
+            tp, rules = params[name]
+            if tp is None or name == p["out_param"]: continue
+            try: value = check_value(name, value, tp)
+            except ValueError as e: problems.setdefault(str(e), []).append(i); continue
+            except TypeError: continue   # a type only the notebook's own check knows
+            for why in filter(None, (r.problem(value) for r in rules)): problems.setdefault(f"parameter {name!r} {why}", []).append(i)
+    if not problems: return points
+    def which(ix):
+        nums = ", ".join(str(i + 1) for i in ix[:5]) + (f" and {len(ix) - 5} more" if len(ix) > 5 else "")
+        return f"point{'s' * (len(ix) > 1)} {nums} of {len(points)} ({points[ix[0]]['name']}{', ...' if len(ix) > 1 else ''})"
+    bad = len({i for ix in problems.values() for i in ix})
+    raise ValueError("\n".join(f"{which(ix)}: {msg}" for msg, ix in problems.items()) +
+                     f"\n{bad} of {len(points)} point{'s' * (len(points) > 1)} would be refused by the notebook; nothing was started or written")
+
+# %% ../nbs/70_sweep.ipynb #454bcd53
+def _dirs_under(folder:Path) -> set:
+    "`folder` and every folder under it (none where it does not exist); links are not followed."
+    return {folder, *(p for p in folder.rglob("*") if p.is_dir() and not p.is_symlink())} if folder.is_dir() else set()
+
+def _remove_new_empty(folder:Path, anchor:Path, old:set) -> list:
+    "Remove, deepest first, the empty folders under `folder`, then `folder` and its parents below `anchor`, that are not in `old`."
+    new = sorted(_dirs_under(folder) - old, key=lambda p: len(p.parts), reverse=True)
+    removed = []
+    for d in new + [p for p in folder.parents if anchor in p.parents and p not in old]:
+        try: d.rmdir(); removed.append(d)
+        except OSError: pass   # it holds something (or is gone): kept
+    return removed
+
+@contextlib.contextmanager
+def tidy_on_failure(
+    *folders:str|Path,   # folders the block may create, e.g. a run's output folder
+) -> typing.Iterator[None]:
+    """Context manager: if the block raises, remove what it created of `folders` and left empty: each folder, the
+    parents made for it and the folders made under it; never a folder that existed before, never one that holds a file."""
+    marks = []
+    for f in (Path(f).expanduser().absolute() for f in folders):
+        marks.append((f, next(p for p in (f, *f.parents) if p.exists()), _dirs_under(f)))   # the first folder that exists, and what is there
+    try: yield
+    except BaseException:
+        for f, anchor, old in marks: _remove_new_empty(f, anchor, old)
+        raise
+
 # %% ../nbs/70_sweep.ipynb #94c3a6e1
 RECORD, RUNNING, ERROR, OUTPUT = "record.json", "running.json", "error.json", "out"
 _ANSI = re.compile(r"\x1B(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
@@ -192,14 +278,16 @@ def run_point(
 ) -> dict:                # name, status ('done' or 'failed'), seconds and, if failed, the error's tail
     """Run one point with papermill in its folder: `notebook.ipynb` (the executed notebook), `out/` (the run's files),
     then `record.json`, written last and atomically: a point is finished when, and only when, that record is complete."""
-    folder = Path(point["folder"]); folder.mkdir(parents=True, exist_ok=True)
+    folder = Path(point["folder"])
+    anchor, old = next(p for p in (folder, *folder.parents) if p.exists()), _dirs_under(folder)   # what was there: never removed
+    folder.mkdir(parents=True, exist_ok=True)
     for f in (RECORD, ERROR): (folder/f).unlink(missing_ok=True)
     job = os.environ.get("SLURM_ARRAY_JOB_ID") and f"{os.environ['SLURM_ARRAY_JOB_ID']}_{os.environ.get('SLURM_ARRAY_TASK_ID')}" or os.environ.get("SLURM_JOB_ID")
     save_json(dict(host=socket.gethostname(), pid=os.getpid(), pid_started=_start_time(os.getpid()), job_id=job, started=_now()), folder/RUNNING)
     if threads is not None:
         for v in THREAD_VARS: os.environ[v] = str(threads)   # the kernel papermill starts inherits them
     save_json(dict(point, threads=threads), folder/"point.json")
-    t0 = time.time()
+    t0, done = time.time(), False
     sockets = tempfile.mkdtemp(prefix="fsnb-")   # the kernel talks over Unix sockets in a folder of its own: kernels started
     try:                                          # at once on TCP can pick the same free port, and one of them then fails
         import papermill as pm
@@ -212,17 +300,19 @@ def run_point(
         save_json(dict(name=point["name"], status="done", params=point["params"], notebook_digest=point["notebook_digest"],
                        host=socket.gethostname(), job_id=job, threads=threads, finished=_now(), seconds=round(time.time() - t0, 1),
                        files=_files(folder/OUTPUT)), folder/RECORD)
+        done = True
         return dict(name=point["name"], status="done", seconds=round(time.time() - t0, 1))
     except Exception as e:
         tb = getattr(e, "traceback", None)   # papermill's error carries the failing cell's traceback
         lines = _ANSI.sub("", "\n".join(tb) if tb else traceback.format_exc()).strip().splitlines()
         tail = "\n".join(lines[-15:])
-        save_json(dict(name=point["name"], status="failed", error=f"{type(e).__name__}: {getattr(e, 'evalue', e)}", tail=tail,
+        save_json(dict(name=point["name"], status="failed", error=f"{getattr(e, 'ename', None) or type(e).__name__}: {getattr(e, 'evalue', e)}", tail=tail,
                        host=socket.gethostname(), job_id=job, finished=_now(), seconds=round(time.time() - t0, 1)), folder/ERROR)
         return dict(name=point["name"], status="failed", seconds=round(time.time() - t0, 1), error=tail)
     finally:
         (folder/RUNNING).unlink(missing_ok=True)
         shutil.rmtree(sockets, ignore_errors=True)
+        if not done: _remove_new_empty(folder, anchor, old)   # the empty folders the run made (its out/): gone; error.json stays
 
 def record_complete(
     folder:str|Path,   # a point's folder
@@ -310,16 +400,18 @@ def run_sweep(
     a cancelled job, Ctrl-C); with `retry_failed`, the failed ones too. Finished points are never run again."""
     conf = {}
     if not isinstance(sweep, Sweep):
-        conf = (yaml.safe_load(Path(sweep).read_text()) or {}).get("executor") or {}
-        sweep = Sweep.from_yaml(sweep)
+        path, sweep = sweep, Sweep.from_yaml(sweep)   # (refuses a file that is not a mapping)
+        conf = yaml.safe_load(Path(path).read_text()).get("executor") or {}
+        if not isinstance(conf, dict): raise ValueError(f"{path}: executor must be a mapping (kind: local, workers: 2, ...), got {conf!r}")
     executor = executor or conf.get("kind", "local")
     if executor not in ("local", "slurm"): raise ValueError(f"executor must be 'local' or 'slurm', got {executor!r}")
-    workers = workers or conf.get("workers", 2); threads = threads if threads is not None else conf.get("threads", 1)
+    workers = workers if workers is not None else conf.get("workers", 2)   # (0 is refused below, not read as "the default")
+    threads = threads if threads is not None else conf.get("threads", 1)
     if workers < 1: raise ValueError(f"workers must be >= 1, got {workers}")
     slurm = {**(conf.get("slurm") or {}), **(slurm or {})}
     if unknown := [k for k in slurm if k not in SLURM_OPTIONS]: raise ValueError(f"unknown Slurm option{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}; choose from {', '.join(SLURM_OPTIONS)}")
     sweep.check_notebook()
-    points = sweep.points()
+    points = check_points(sweep.points())   # every point's values, before a folder is made or a job started
     out = Path(sweep.out_dir); out.mkdir(parents=True, exist_ok=True)
     with atomic_write(out/"sweep.yaml") as tmp: tmp.write_text(sweep.to_yaml())
     table = sweep_status(sweep, points)
@@ -346,6 +438,7 @@ def run_points(
     if executor not in ("local", "slurm"): raise ValueError(f"executor must be 'local' or 'slurm', got {executor!r}")
     if workers < 1: raise ValueError(f"workers must be >= 1, got {workers}")
     if unknown := [k for k in (slurm or {}) if k not in SLURM_OPTIONS]: raise ValueError(f"unknown Slurm option{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}; choose from {', '.join(SLURM_OPTIONS)}")
+    check_points(todo)   # every point's values, before anything is started or written
     bar = bar if bar is not None else _progress(len(todo), 0, "points", False)
     cwd = str(Path(cwd or Path.cwd()).absolute())
     if executor == "local": return _run_local(todo, workers, threads, cwd, bar)

@@ -81,14 +81,14 @@ def test_exp_bongard_free_form_variant(tmp_path):
 
 
 @pytest.mark.parametrize("params, message", [
-    (dict(methods=["protonet", "resnet"]), "unknown methods ['resnet']"),
+    (dict(methods=["protonet", "resnet"]), "parameter 'methods' each item must be one of 'snail', 'protonet'"),
     (dict(variant="hd"), "parameter 'variant' must be one of 'full', 'ff', got 'hd'"),
     (dict(scale=0.0), "parameter 'scale' must be above 0, got 0.0"),
     (dict(image_size=16), "parameter 'image_size' must be at least 32, got 16"),
     (dict(optimizer="adagrad"), "parameter 'optimizer' must be one of 'adam', 'sgd', got 'adagrad'"),
     (dict(data_root="no/such/folder"), "holds no split file"),
     (dict(methods=[], controls=[]), "both empty"),
-    (dict(controls=["resnet"]), "unknown methods ['resnet']"),
+    (dict(controls=["resnet"]), "parameter 'controls' each item must be one of 'snail', 'protonet'"),
     (dict(attribute_sizes=[16]), "parameter 'attribute_sizes' each item must be at least 32, got 16"),
     (dict(attributes=["round"]), "unknown attributes ['round']"),
     (dict(n_train_scored=0), "parameter 'n_train_scored' must be at least 1, got 0"),

@@ -75,6 +75,19 @@ def test_local_sweep_killed_then_resumed(tmp_path, reference):
     assert not list(out.rglob(".*.tmp")), "a temporary file was left behind"
 
 
+def test_a_bad_last_point_refuses_the_whole_sweep(tmp_path):
+    "A typo in the last point stops `fewshot-sweep run` before the first job, locally and on Slurm: nothing is written or started."
+    for executor in ("local", "slurm"):
+        out = tmp_path/executor
+        f = tmp_path/f"{executor}.yaml"
+        f.write_text(Sweep(str(ROOT/"nbs"/"exp_lake_runs.ipynb"), str(out), grid=dict(n_way=[5, 10, "twenty"]), fixed=FIXED).to_yaml()
+                     + f"executor: {{kind: {executor}}}\n")
+        proc = cli("run", str(f), "--no-progress"); log = proc.communicate(timeout=300)[0]
+        assert proc.returncode == 2, log
+        assert "point 3 of 3" in log and "parameter 'n_way' must be int, got 'twenty' (str)" in log, log
+        assert not out.exists(), sorted(out.rglob("*"))
+
+
 def slurm_available():
     if not shutil.which("sbatch") or not shutil.which("squeue"): return False, "sbatch and squeue are not installed"
     r = subprocess.run(["sinfo", "-h", "-o", "%t"], capture_output=True, text=True)

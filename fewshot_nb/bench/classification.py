@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import torch
 from ..core import derive_seed, config_hash, progress
-from ..metrics import accuracy, paired_comparison, summarise
+from ..metrics import accuracy, paired_comparison, summarise, holm
 from ..data.samplers import EpisodeSampler, TaskManifest
 from ..data.augment import Distorted
 from ..training.siamese import siamese_regime
@@ -234,7 +234,7 @@ def train_regime(
     return trainer.load_best(), history.assign(method=name, n_steps=n_steps, best_step=best_step), trainer
 
 # %% ../../nbs/bench/61_classification.ipynb #85456806
-PAIRED_COLUMNS = ["mean_diff_pp", "low_pp", "high_pp", "wilcoxon_p", "n_wins", "n_losses", "n_ties", "n"]   # a paired comparison's columns, in percentage points and counts of tasks
+PAIRED_COLUMNS = ["mean_diff_pp", "low_pp", "high_pp", "wilcoxon_p", "wilcoxon_p_holm", "n_wins", "n_losses", "n_ties", "n"]   # a paired comparison's columns: percentage points, p-values (raw, Holm over the table) and counts of tasks
 
 def _check_frac(value:str):
     if not str(value).endswith("_frac"): raise ValueError(f"the per-task score must be a fraction in a `_frac` column (e.g. acc_frac), got {value!r}")
@@ -243,6 +243,12 @@ def _paired_row(pc) -> dict:
     "The columns of `PAIRED_COLUMNS` from a `metrics.Paired` computed on percents."
     return dict(mean_diff_pp=pc.mean_diff, low_pp=pc.low, high_pp=pc.high, wilcoxon_p=pc.wilcoxon_p,
                 n_wins=pc.wins, n_losses=pc.losses, n_ties=pc.ties, n=pc.n)
+
+def _paired_table(rows:list, keys:list) -> pd.DataFrame:
+    "The rows of one call's comparisons, with `wilcoxon_p_holm`: their Wilcoxon p-values adjusted by Holm's method, the rows being the family."
+    t = pd.DataFrame(rows, columns=[*keys, *PAIRED_COLUMNS])
+    t["wilcoxon_p_holm"] = holm(t.wilcoxon_p.to_numpy(dtype=np.float64))
+    return t
 
 def percent_summary(
     df:pd.DataFrame,                # tidy results: one row per task
@@ -357,8 +363,8 @@ class ClassificationBench:
                pairs:list,          # (a, b) method names: each row compares a - b on identical tasks
                settings=None,       # settings compared (default: every setting both methods ran on)
                value:str="acc_frac",  # per-task fraction compared (a `_frac` column)
-              ) -> pd.DataFrame:    # one row per pair and setting: mean_diff_pp, low_pp, high_pp, wilcoxon_p, n_wins, n_losses, n_ties, n
-        "Paired comparisons of methods on identical tasks (same setting, seed and task index), in percentage points."
+              ) -> pd.DataFrame:    # one row per pair and setting: mean_diff_pp, low_pp, high_pp, wilcoxon_p, wilcoxon_p_holm, n_wins, n_losses, n_ties, n
+        "Paired comparisons of methods on identical tasks (same setting, seed and task index), in percentage points; Holm's family: the rows returned."
         _check_frac(value)
         r = self.results
         rows = []
@@ -369,14 +375,14 @@ class ClassificationBench:
                 x = x[[a, b]].dropna()                    # the tasks both ran (see `first`)
                 pc = paired_comparison(100 * x[a].to_numpy(), 100 * x[b].to_numpy())
                 rows.append(dict(a=a, b=b, setting=n, **_paired_row(pc)))
-        return pd.DataFrame(rows, columns=["a", "b", "setting", *PAIRED_COLUMNS])
+        return _paired_table(rows, ["a", "b", "setting"])
 
     def paired_settings(self,
                         pairs:list,          # (a, b) setting names whose tasks are twins (one has `support_from` the other)
                         methods=None,        # methods compared (default: every method evaluated on both)
                         value:str="acc_frac",  # per-task fraction compared (a `_frac` column)
-                       ) -> pd.DataFrame:    # one row per method and pair: mean_diff_pp (a - b), low_pp, high_pp, wilcoxon_p, n_wins, n_losses, n_ties, n
-        "Paired comparisons of settings for each method, on twin tasks (same classes and support sets, other query sets), in percentage points."
+                       ) -> pd.DataFrame:    # one row per method and pair: mean_diff_pp (a - b), low_pp, high_pp, wilcoxon_p, wilcoxon_p_holm, n_wins, n_losses, n_ties, n
+        "Paired comparisons of settings for each method, on twin tasks (same classes and support sets, other query sets), in percentage points; Holm's family: the rows returned."
         _check_frac(value)
         r = self.results
         rows = []
@@ -390,7 +396,7 @@ class ClassificationBench:
                 x = x[[a, b]].dropna()
                 pc = paired_comparison(100 * x[a].to_numpy(), 100 * x[b].to_numpy())
                 rows.append(dict(method=m, a=a, b=b, **_paired_row(pc)))
-        return pd.DataFrame(rows, columns=["method", "a", "b", *PAIRED_COLUMNS])
+        return _paired_table(rows, ["method", "a", "b"])
 
     def record(self) -> dict:
         "What a run record needs to replay the grid: each manifest's digest and the settings."

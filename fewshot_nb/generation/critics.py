@@ -193,13 +193,23 @@ def save_critic(
     with atomic_write(path) as tmp: torch.save({k: v.detach().cpu() for k, v in critic.state_dict().items()}, tmp)
     return Path(path)
 
+def _read_weights(
+    path:str|Path,   # a file of weights written by torch.save
+) -> object:         # what it holds (tensors and plain data only)
+    "`torch.load` of a critic's file, or a ValueError that names the file and says it is damaged."
+    try: return torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError: raise
+    except Exception as e:
+        raise ValueError(f"cannot read {path} ({type(e).__name__}: {e}): the file is truncated or corrupt; write it again "
+                         "(save_critic, save_maml_critic), or for a released critic delete it and fetch it again") from e
+
 def critic_from_file(
     path:str|Path,        # a critic `state_dict` file (from `save_critic`, or a released `_best.model`)
     kind:str|None=None,   # 'protonet' or 'simclr'; None: read it from the keys of the file
     device="cpu",         # where to put the network
 ) -> Critic:              # the critic in eval mode
     "Load a critic saved with `save_critic` (or a released file) exactly as `load_critic` loads the released ones."
-    state = torch.load(path, map_location="cpu", weights_only=True)
+    state = _read_weights(path)
     if not isinstance(state, dict): raise ValueError(f"{path} does not hold a state_dict")
     found = "protonet" if "metric_layer.weight" in state else "simclr" if "projection.0.weight" in state else None
     if kind is None:
@@ -295,7 +305,7 @@ def maml_critic_from_file(
     device="cpu",     # where to put the network
 ) -> MAML:            # the MAML critic in eval mode
     "Load a MAML critic written by `save_maml_critic` (strict key check)."
-    state = torch.load(path, map_location="cpu", weights_only=True)
+    state = _read_weights(path)
     if not isinstance(state, dict) or "maml_critic" not in state:
         raise ValueError(f"{path} is not a MAML critic file: write one with fewshot_nb.generation.critics.save_maml_critic")
     model = maml_critic(**state["maml_critic"])

@@ -1,0 +1,802 @@
+#!/usr/bin/env python
+"""The fault report (issue 40): how far the library's reliability holds, tried case by case.
+
+Each case injects one fault or one documented bad input into a real entry point of the library, then checks the
+outcome: the error shown (its first line), and whether anything was
+
+- lost: a file that existed before the case (its inputs, a user's results, the shared data folder) damaged or gone;
+- duplicated: an entry built twice, a run done twice;
+- left behind: a half-written file (`*.tmp`), a lock file, or an empty folder the case's run made;
+- left running: a process the case started (every process carries a marker in its environment) still alive.
+
+A case is handled when the entry point did what it documents (refused the input with a message that says what is
+wrong, recovered, or resumed) and nothing was lost, duplicated, left behind or left running. The cases cover the
+papermill parameters of an experiment notebook, sweep specifications, data files, feature files of `fewshot-nb
+evaluate`, checkpoints, the command lines, killed runs and two processes racing for one cache entry; three of them
+run a notebook with papermill, the others call the library in this process or in a few small interpreters.
+
+Every case works in a scratch folder of its own (FEWSHOT_CACHE points there too); the data files it corrupts are
+copies, and the shared data folder (FEWSHOT_DATA) is checked to be unchanged after every case.
+
+Usage:
+
+    FEWSHOT_DATA=../shared/data python tools/fault_report.py        # every case; exit 0 when all are handled
+    python tools/fault_report.py -k sweep -k checkpoint              # only the cases whose name contains a word
+    python tools/fault_report.py --list                              # the cases, without running them
+
+It prints one Markdown row per case and ends with `faults: N tried, N handled, 0 lost, 0 left running`; the exit
+status is 1 when a case was not handled, something was lost or a process was left running. It is the project's
+reliability figure: add a case for every new entry point.
+"""
+from __future__ import annotations
+import argparse, contextlib, hashlib, io, json, os, shutil, signal, subprocess, sys, tempfile, time, traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NBS = ROOT/"nbs"
+MARK = "FEWSHOT_FAULT_MARK"   # environment variable every process a case starts inherits: how a process left running is found
+CASES = []                    # (group, name, function) in the order of the report
+
+
+def case(group:str, name:str):
+    "Register a case: `name` says the fault injected, `group` the kind of input."
+    def deco(fn):
+        CASES.append((group, name, fn))
+        return fn
+    return deco
+
+
+# -- what a case sees ---------------------------------------------------------------------------------------------
+def first_line(text:str) -> str:
+    "The first line of a message; with the next one where it ends in ':' (torch's 'Error(s) in loading state_dict for X:')."
+    lines = [l.strip() for l in str(text).splitlines() if l.strip()]
+    if not lines: return ""
+    return f"{lines[0]} {lines[1]}" if lines[0].endswith(":") and len(lines) > 1 else lines[0]
+
+
+def state(folder:Path) -> dict:
+    "relative path -> MD5 of every file under `folder` (None for a folder)."
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        if p.is_symlink(): continue
+        out[str(p.relative_to(folder))] = None if p.is_dir() else hashlib.md5(p.read_bytes()).hexdigest()
+    return out
+
+
+def marked(value:str) -> list[str]:
+    "'pid command' of every live process (not a zombie) whose environment holds MARK=value."
+    found, me = [], os.getpid()
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit() or int(p.name) == me: continue
+        try:
+            if f"{MARK}={value}".encode() not in (p/"environ").read_bytes().split(b"\0"): continue
+            stat = (p/"stat").read_text().rsplit(")", 1)[1].split()
+            if stat[0] in ("Z", "X"): continue
+            cmd = (p/"cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            if int(stat[1]) == me and "multiprocessing.resource_tracker" in cmd: continue   # this process's own helper: ends with it
+            found.append(f"{p.name} {cmd[:60]}")
+        except OSError: continue
+    return found
+
+
+class Case:
+    "One case: its scratch folder, what happened, the error shown and the checks of its outcome."
+    def __init__(self, n:int, group:str, name:str, folder:Path):
+        self.n, self.group, self.name, self.dir = n, group, name, folder
+        self.happened, self.error = "", ""
+        self.problems, self.duplicated, self.left, self.lost, self.running = [], [], [], [], []
+        self.allowed = set()   # files of the baseline the case expects to be rewritten (a corrupt cache replaced)
+        self._base = {}
+
+    def baseline(self):
+        "The folder as it is now (the case's inputs, corruption included) is what must not be lost."
+        self._base = state(self.dir)
+
+    def expect(self, cond, what:str) -> bool:
+        if not cond: self.problems.append(what)
+        return bool(cond)
+
+    def refused(self, fn, *args, contains:str, **kwargs):
+        "Call `fn`: it must raise, with `contains` in its message. The exception (None if there was none)."
+        try: fn(*args, **kwargs)
+        except Exception as e:
+            self.error = first_line(f"{type(e).__name__}: {e}")
+            self.expect(contains in str(e), f"the message does not say {contains!r}")
+            return e
+        self.problems.append("no error: the bad input was accepted")
+        return None
+
+    def cli(self, main, argv:list, code:int, contains:str):
+        "Run a console script's `main(argv)` here: its exit status must be `code`, its output must say `contains`."
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try: got = main([str(a) for a in argv])
+            except SystemExit as e: got = e.code
+        out, err = out.getvalue(), err.getvalue()
+        lines = [l.strip() for l in err.splitlines() if l.strip()]
+        said = [l.strip() for l in out.splitlines() if contains in l]   # a report printed on stdout (`data verify --dataset`)
+        self.error = next((l for l in lines if l.startswith("fewshot-") or "error" in l.lower()), lines[0] if lines else said[0] if said else "")
+        self.expect(got == code, f"exit status {got}, expected {code}")
+        self.expect(contains in out + err, f"the output does not say {contains!r}")
+        return got, out, err
+
+
+# -- inputs -------------------------------------------------------------------------------------------------------
+def data_dir() -> Path:
+    return Path(os.environ["FEWSHOT_DATA"])
+
+
+def corrupt_copy(name:str, dest_root:Path, keep:float=0.5) -> Path:
+    "A copy of a shared data file under `dest_root` (same sub-folder), cut to `keep` of its bytes."
+    from fewshot_nb.data.omniglot import RESOURCES
+    src = data_dir()/RESOURCES[name].subdir/name
+    dst = dest_root/RESOURCES[name].subdir/name
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    data = src.read_bytes(); dst.write_bytes(data[:int(len(data) * keep)])
+    return dst
+
+
+def features_file(path:Path, n_classes:int=8, per_class:int=5, dim:int=4, **override) -> Path:
+    "A small .npz of features and labels, with any array overridden (or removed with None)."
+    import numpy as np
+    rng = np.random.default_rng(0)
+    arrays = dict(features=rng.normal(size=(n_classes * per_class, dim)).astype("float32"), labels=np.repeat(np.arange(n_classes), per_class))
+    arrays.update(override)
+    np.savez(path, **{k: v for k, v in arrays.items() if v is not None})
+    return path
+
+
+EVAL = ["--methods", "protonet", "--shots", "1", "--ways", "5", "--queries", "2", "--tasks", "5", "--device", "cpu"]
+
+
+def fewshot_nb_main():
+    from fewshot_nb.cli import main
+    return main
+
+
+def parameters_namespace(notebook:str, injected:str) -> tuple[dict, dict, dict]:
+    "A kernel's namespace after an experiment notebook's parameters cell and papermill's cell `injected`; its presets and dry-run cuts."
+    import ast
+    nb = json.loads((NBS/notebook).read_text())
+    code = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+    i = next(k for k, c in enumerate(nb["cells"]) if "parameters" in c.get("metadata", {}).get("tags", []))
+    params = "".join(nb["cells"][i]["source"])
+    setup = next(s for s in code if "check_parameters(globals()" in s)
+    consts = {}
+    for node in ast.parse(setup).body:   # PRESETS and DRY_RUN, as the notebook writes them (dict(...) calls of literals)
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id in ("PRESETS", "DRY_RUN"):
+            consts[node.targets[0].id] = eval(compile(ast.Expression(node.value), notebook, "eval"), {"__builtins__": {}, "dict": dict})
+    ns = {}
+    cell = "# Parameters\n" + injected
+    exec(params, ns); exec(cell, ns)
+    ns["In"] = ["", params, cell]
+    return ns, consts.get("PRESETS", {}), consts.get("DRY_RUN", {})
+
+
+def toy_notebook(path:Path) -> Path:
+    "An experiment stand-in: makes its folder, sleeps TOY_SLEEP seconds (training), writes results.csv."
+    import nbformat
+    nb = nbformat.v4.new_notebook(metadata=dict(kernelspec=dict(name="python3", display_name="Python 3", language="python")))
+    nb.cells = [nbformat.v4.new_code_cell("a: int = 1         # a hyper-parameter [at least 0]\nout_dir: str = 'out'  # where the files go",
+                                          metadata={"tags": ["parameters"]}),
+                nbformat.v4.new_code_cell("import os, time\nfrom pathlib import Path\nPath(out_dir).mkdir(parents=True, exist_ok=True)\n"
+                                          "time.sleep(float(os.environ.get('TOY_SLEEP', 0)))\n"
+                                          "(Path(out_dir)/'results.csv').write_text(f'metric,value,unit\\nacc,{a},percent\\n')")]
+    nbformat.write(nb, str(path))
+    return path
+
+
+def python(*args, env:dict|None=None, **kw) -> subprocess.Popen:
+    "An interpreter of the project, one thread, in a session of its own."
+    env = os.environ | {"OMP_NUM_THREADS": "1", "FEWSHOT_PROGRESS": "0"} | (env or {})
+    return subprocess.Popen([sys.executable, *map(str, args)], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True, **kw)
+
+
+def wait_for(cond, limit:float, what:str):
+    t0 = time.time()
+    while not cond():
+        if time.time() - t0 > limit: raise TimeoutError(f"{what} did not happen within {limit:.0f} s")
+        time.sleep(0.05)
+
+
+# == papermill parameters of an experiment notebook ==============================================================
+def refused_parameters(c:Case, injected:str, contains:str):
+    from fewshot_nb.bench.experiment import check_parameters
+    ns, presets, dry = parameters_namespace("exp_lake_runs.ipynb", injected)
+    c.refused(check_parameters, ns, presets=presets, dry_run=dry, contains=contains)
+    c.happened = "refused by the parameters cell's check, before any work"
+
+
+@case("parameters", "exp_lake_runs: unknown parameter (typo n_wya)")
+def _(c): refused_parameters(c, "n_wya = 5\n", "unknown parameter 'n_wya'")
+
+@case("parameters", "exp_lake_runs: wrong type (n_way = 'five')")
+def _(c): refused_parameters(c, "n_way = 'five'\n", "parameter 'n_way' must be int, got 'five'")
+
+@case("parameters", "exp_lake_runs: out of range (n_way = 1)")
+def _(c): refused_parameters(c, "n_way = 1\n", "parameter 'n_way' must be at least 2, got 1")
+
+@case("parameters", "exp_lake_runs: not one of the choices (baselines)")
+def _(c): refused_parameters(c, "baselines = ['pixel_nn', 'knn']\n", "must be one of 'pixel_nn', 'mhd', got 'knn'")
+
+@case("parameters", "exp_lake_runs: a number where a list is taken")
+def _(c): refused_parameters(c, "baselines = 5\n", "a list is written in YAML syntax")
+
+@case("parameters", "exp_lake_runs: unknown preset")
+def _(c): refused_parameters(c, "preset = 'huge'\n", "unknown preset 'huge'")
+
+@case("parameters", "papermill run of exp_lake_runs with n_way = 1")
+def _(c):
+    import papermill as pm
+    from traitlets.config import Config
+    c.baseline()
+    ipc = Config({"KernelManager": {"transport": "ipc", "ip": str(c.dir/"kernel")}})   # as the sweep runs its kernels
+    e = c.refused(pm.execute_notebook, str(NBS/"exp_lake_runs.ipynb"), str(c.dir/"run.ipynb"), cwd=str(NBS), progress_bar=False, config=ipc,
+                  parameters=dict(n_way=1, out_dir=str(c.dir/"out")), contains="parameter 'n_way' must be at least 2, got 1")
+    if e is not None: c.error = first_line(f"{e.ename}: {e.evalue}") if hasattr(e, "ename") else c.error
+    c.expect(not (c.dir/"out").exists(), "the refused run made its output folder")
+    c.happened = "the kernel stopped at the parameters cell; no output folder made"
+
+
+# == sweep specifications =========================================================================================
+def lake_sweep(c:Case, **kw):
+    from fewshot_nb.sweep import Sweep
+    return Sweep(str(NBS/"exp_lake_runs.ipynb"), str(c.dir/"sweep"), **kw)
+
+
+@case("sweep", "sweep whose last point has a bad value (n_way '20x')")
+def _(c):
+    from fewshot_nb.sweep import run_sweep
+    sw = lake_sweep(c, grid=dict(n_way=[5, 10, "20x"]), seeds=[0, 1], fixed=dict(preset="smoke"))
+    c.refused(run_sweep, sw, cwd=str(NBS), progress=False, contains="points 5, 6 of 6")
+    c.expect(not (c.dir/"sweep").exists(), "the refused sweep wrote its folder")
+    c.happened = "refused before the first job: both bad points named; nothing written"
+
+
+@case("sweep", "random search drawing out of a parameter's range")
+def _(c):
+    from fewshot_nb.sweep import run_sweep
+    sw = lake_sweep(c, search=dict(n_tasks={"int": [-5, 3]}), n_configs=4, search_seed=0)
+    c.refused(run_sweep, sw, cwd=str(NBS), progress=False, contains="must be at least 1")
+    c.expect(not (c.dir/"sweep").exists(), "the refused sweep wrote its folder")
+    c.happened = "refused before the first job; nothing written"
+
+
+@case("sweep", "Slurm sweep with a bad point (before submission)")
+def _(c):
+    from fewshot_nb.sweep import run_sweep
+    sw = lake_sweep(c, grid=dict(baselines=[["mhd"], ["knn"]]))
+    c.refused(run_sweep, sw, executor="slurm", slurm=dict(partition="none"), cwd=str(NBS), progress=False, contains="point 2 of 2")
+    c.expect(not (c.dir/"sweep").exists(), "the refused sweep wrote its folder (or a job's)")
+    c.happened = "refused before submitit or sbatch was called"
+
+
+@case("sweep", "sweep setting a parameter the notebook lacks")
+def _(c):
+    from fewshot_nb.sweep import run_sweep
+    c.refused(run_sweep, lake_sweep(c, grid=dict(n_wya=[5, 10])), progress=False, contains="has no parameter 'n_wya'")
+    c.expect(not (c.dir/"sweep").exists(), "the refused sweep wrote its folder")
+    c.happened = "refused, with the parameters the notebook declares"
+
+
+def sweep_cli(c:Case, text:str, code:int, contains:str, *extra):
+    from fewshot_nb.sweep import main
+    f = c.dir/"sweep.yaml"; f.write_text(text)
+    c.baseline()
+    c.cli(main, ["run", f, "--no-progress", *extra], code, contains)
+    c.expect(not (c.dir/"out").exists(), "the refused sweep wrote its folder")
+    c.happened = f"fewshot-sweep run: exit {code}; nothing written"
+
+
+@case("sweep", "sweep file with an unknown key (grids)")
+def _(c): sweep_cli(c, f"notebook: {NBS/'exp_lake_runs.ipynb'}\nout_dir: {c.dir/'out'}\ngrids: {{n_way: [5]}}\n", 2, "unknown key 'grids'")
+
+@case("sweep", "sweep file with an unknown distribution")
+def _(c): sweep_cli(c, f"notebook: {NBS/'exp_lake_runs.ipynb'}\nout_dir: {c.dir/'out'}\nsearch: {{n_tasks: {{gaussian: [1, 2]}}}}\nn_configs: 2\n",
+                    2, "unknown distribution 'gaussian'")
+
+@case("sweep", "sweep file setting one parameter twice")
+def _(c): sweep_cli(c, f"notebook: {NBS/'exp_lake_runs.ipynb'}\nout_dir: {c.dir/'out'}\ngrid: {{n_way: [5]}}\nfixed: {{n_way: 10}}\n",
+                    2, "'n_way' is set twice")
+
+@case("sweep", "sweep file that is a list, not a mapping")
+def _(c): sweep_cli(c, "- notebook: x.ipynb\n", 2, "a sweep file is a mapping")
+
+@case("sweep", "unknown Slurm option on the command line")
+def _(c): sweep_cli(c, f"notebook: {NBS/'exp_lake_runs.ipynb'}\nout_dir: {c.dir/'out'}\ngrid: {{n_way: [5]}}\n", 2,
+                    "unknown Slurm option 'partitionn'", "--executor", "slurm", "--slurm", "partitionn=gpu")
+
+@case("sweep", "sweep point failing after making its folder: cache unwritable (papermill)")
+def _(c):
+    from fewshot_nb.sweep import Sweep, run_point, point_state
+    (c.dir/"cache").write_text("a file where the cache folder should be\n")   # decoded images cannot be cached: the run fails in its data cell
+    os.environ["FEWSHOT_CACHE"] = str(c.dir/"cache"/"fewshot_nb")
+    c.baseline()
+    p = Sweep(str(NBS/"exp_lake_runs.ipynb"), str(c.dir/"sweep"), fixed=dict(preset="smoke")).points()[0]
+    r = run_point(p, threads=1, cwd=str(NBS))
+    folder = Path(p["folder"])
+    err = json.loads((folder/"error.json").read_text())["error"] if (folder/"error.json").is_file() else ""
+    c.error = first_line(err)
+    c.expect(r["status"] == "failed" and "cache" in err, f"the point did not fail on the cache: {r['status']} {err[:200]}")
+    c.expect(point_state(folder) == "failed", "the point is not listed as failed")
+    c.expect(sorted(f.name for f in folder.iterdir()) == ["error.json", "notebook.ipynb", "point.json"],
+             f"the failed point's folder holds {sorted(f.name for f in folder.iterdir())}")
+    c.happened = "the point failed in its data cell; error.json and the executed notebook kept, the out/ it made (empty) removed"
+
+
+# == data files ==================================================================================================
+@case("data", "truncated Omniglot archive (a copy)")
+def _(c):
+    from fewshot_nb.data.omniglot import load_omniglot
+    corrupt_copy("images_background_small1.zip", c.dir/"data")
+    c.baseline()
+    c.refused(load_omniglot, "background_small1", root=c.dir/"data", contains="has MD5")
+    c.expect(not any((c.dir/"cache").rglob("*.npz")), "a decoded cache was written from the corrupt archive")
+    c.happened = "refused by the MD5 check before decoding; the file kept for the user to replace"
+
+
+@case("data", "missing data file on an offline node")
+def _(c):
+    from fewshot_nb.data.omniglot import load_omniglot
+    (c.dir/"data").mkdir()
+    c.baseline()
+    os.environ["FEWSHOT_OFFLINE"] = "1"
+    try: c.refused(load_omniglot, "runs", root=c.dir/"data", contains="FEWSHOT_OFFLINE is set")
+    finally: del os.environ["FEWSHOT_OFFLINE"]
+    c.happened = "refused with where to put the file; no download tried"
+
+
+@case("data", "corrupt decoded-images cache")
+def _(c):
+    import warnings
+    from fewshot_nb.data.omniglot import load_omniglot
+    first = load_omniglot("runs", size=12, root=data_dir(), cache=True)
+    cached = next((c.dir/"cache").rglob("*.npz"))
+    cached.write_bytes(cached.read_bytes()[:1000])
+    c.baseline(); c.allowed.add(str(cached.relative_to(c.dir)))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        again = load_omniglot("runs", size=12, root=data_dir(), cache=True)
+    msg = next((str(x.message) for x in w if "unreadable" in str(x.message)), "")
+    c.error = first_line(msg)
+    c.expect(bool(msg), "no warning about the unreadable cache")
+    c.expect((again.images == first.images).all(), "the images decoded again differ")
+    import numpy as np
+    with np.load(cached) as f: c.expect(f["images"].shape == first.images.shape, "the cache was not rewritten whole")
+    c.happened = "warned, decoded the archive again and rewrote the cache"
+
+
+@case("data", "`data verify` on an empty data root")
+def _(c):
+    os.environ["FEWSHOT_DATA"], shared = str(c.dir), os.environ["FEWSHOT_DATA"]
+    try: c.cli(fewshot_nb_main(), ["data", "verify", "small", "runs"], 1, "missing: images_background_small1.zip")
+    finally: os.environ["FEWSHOT_DATA"] = shared
+    c.happened = "exit 1, naming the missing files and the fetch command"
+
+
+@case("data", "`data verify` with a corrupt file")
+def _(c):
+    corrupt_copy("all_runs.zip", c.dir)
+    c.baseline()
+    os.environ["FEWSHOT_DATA"], shared = str(c.dir), os.environ["FEWSHOT_DATA"]
+    try: c.cli(fewshot_nb_main(), ["data", "verify", "runs"], 1, "wrong MD5 sum: all_runs.zip")
+    finally: os.environ["FEWSHOT_DATA"] = shared
+    c.happened = "exit 1: wrong MD5 named, with the fix; the file kept"
+
+
+@case("data", "`data verify --dataset` with a truncated image")
+def _(c):
+    from fewshot_nb.data.datasets import write_miniature
+    root = write_miniature("mini_imagenet", c.dir/"mini")
+    img = sorted((root/"images").rglob("*.jpg"))[3]
+    img.write_bytes(img.read_bytes()[:40])
+    c.baseline()
+    c.cli(fewshot_nb_main(), ["data", "verify", "--dataset", "mini_imagenet", "--root", root, "--workers", "2"], 1, img.name)
+    c.happened = "exit 1, naming the unreadable image"
+
+
+@case("data", "corrupt Bongard-LOGO shape table (a copy)")
+def _(c):
+    from fewshot_nb.data.omniglot import fetch
+    corrupt_copy("human_designed_shapes.tsv", c.dir/"data", keep=0.9)
+    c.baseline()
+    c.refused(fetch, "human_designed_shapes.tsv", c.dir/"data", contains="has MD5")
+    c.happened = "refused by the MD5 check; the file kept"
+
+
+# == feature files of `fewshot-nb evaluate` ======================================================================
+def evaluate_refused(c:Case, features:Path, contains:str, *extra):
+    c.baseline()
+    c.cli(fewshot_nb_main(), ["evaluate", features, *EVAL, "--out", c.dir/"runs"/"mine", *extra], 2, contains)
+    c.expect(not (c.dir/"runs").exists(), "the refused evaluation made its --out folder")
+    c.happened = "exit 2 before any work; --out not made"
+
+
+@case("features", "truncated .npz features file")
+def _(c):
+    f = features_file(c.dir/"feats.npz"); f.write_bytes(f.read_bytes()[:300])
+    evaluate_refused(c, f, "cannot be read as a .npz archive")
+
+@case("features", "features with NaN")
+def _(c):
+    import numpy as np
+    x = np.ones((40, 4), "float32"); x[7, 2] = np.nan
+    evaluate_refused(c, features_file(c.dir/"feats.npz", features=x), "NaN or inf")
+
+@case("features", "features file without labels")
+def _(c): evaluate_refused(c, features_file(c.dir/"feats.npz", labels=None), "has no 'labels' array")
+
+@case("features", "one label fewer than features")
+def _(c):
+    import numpy as np
+    evaluate_refused(c, features_file(c.dir/"feats.npz", labels=np.repeat(np.arange(8), 5)[:-1]), "one per item")
+
+@case("features", ".npy features without a labels file")
+def _(c):
+    import numpy as np
+    np.save(c.dir/"feats.npy", np.ones((40, 4), "float32"))
+    evaluate_refused(c, c.dir/"feats.npy", "holds features only")
+
+@case("features", "ragged CSV features")
+def _(c):
+    (c.dir/"feats.csv").write_text("label,f0,f1\n" + "".join(f"{i % 8},0.{i},1.{i}\n" for i in range(39)) + "7,0.5,0.1,0.9\n")
+    evaluate_refused(c, c.dir/"feats.csv", "is ragged")
+
+@case("features", "a class smaller than shots + queries")
+def _(c):
+    import numpy as np
+    labels = np.repeat(np.arange(8), 5); labels[:4] = 1   # class 0 keeps 1 item
+    evaluate_refused(c, features_file(c.dir/"feats.npz", labels=labels), "fewer items than n_shot + n_query")
+
+@case("features", "results of an earlier run in --out, no --force")
+def _(c):
+    out = c.dir/"mine"; out.mkdir(); (out/"results.csv").write_text("method,acc_pct\nmine,99\n")
+    c.baseline()
+    c.cli(fewshot_nb_main(), ["evaluate", features_file(c.dir/"feats.npz"), *EVAL, "--out", out], 2, "pass force=True (--force)")
+    c.happened = "exit 2; the earlier results kept as they were"
+
+@case("features", "--out names a file")
+def _(c):
+    (c.dir/"notes.txt").write_text("my notes\n")
+    c.baseline()
+    c.cli(fewshot_nb_main(), ["evaluate", features_file(c.dir/"feats.npz"), *EVAL, "--out", c.dir/"notes.txt"], 2, "is a file, not a folder")
+    c.happened = "exit 2; the file kept"
+
+
+# == checkpoints =================================================================================================
+def trainer(checkpoint:Path, width:int):
+    import torch
+    from fewshot_nb.training.trainer import Trainer, Supervised
+    from fewshot_nb.training.backbones import Conv4
+    from fewshot_nb.data.streams import ImageSource, ClassStream
+    g = torch.Generator().manual_seed(0)
+    data = ImageSource(torch.rand(16, 1, 28, 28, generator=g), torch.arange(16) % 4)
+    torch.manual_seed(0)
+    return Trainer(Supervised(Conv4(width=width), 4), ClassStream(data, 8), n_steps=2, lr=1e-2, seed=0, checkpoint=checkpoint,
+                   device="cpu", progress=False)
+
+
+@case("checkpoints", "training checkpoint of another architecture (Conv4 width 4 -> 8)")
+def _(c):
+    ck = c.dir/"ck"/"run.pt"
+    trainer(ck, 4).fit()
+    c.baseline()
+    c.refused(trainer, ck, 8, contains="size mismatch for backbone")   # (the trainer's configuration names the backbone's class, not its width)
+    c.happened = "refused by torch's strict load (shapes listed), not by the configuration check; the checkpoint kept"
+
+@case("checkpoints", "truncated training checkpoint")
+def _(c):
+    ck = c.dir/"ck"/"run.pt"
+    trainer(ck, 4).fit()
+    ck.write_bytes(ck.read_bytes()[:2000])
+    c.baseline()
+    c.refused(trainer, ck, 4, contains="cannot read checkpoint")
+    c.happened = "refused: delete it to start afresh; the file kept"
+
+@case("checkpoints", "truncated released checkpoint (TIM format)")
+def _(c):
+    import torch
+    from fewshot_nb.training.backbones import load_released_checkpoint
+    f = c.dir/"model_best.pth.tar"
+    torch.save(dict(arch="resnet18", state_dict={"module.fc.weight": torch.zeros(64, 512)}), f)
+    f.write_bytes(f.read_bytes()[:500])
+    c.baseline()
+    c.refused(load_released_checkpoint, f, contains="corrupt or truncated")
+    c.happened = "refused: download it again"
+
+@case("checkpoints", "critic weights of the other critic (simclr as protonet)")
+def _(c):
+    from fewshot_nb.generation.critics import critic_from_file
+    f = c.dir/"simclr.pt"; shutil.copy(data_dir()/"critics"/"simclr_omniglot50_weak.pt", f)
+    c.baseline()
+    c.refused(critic_from_file, f, kind="protonet", contains="state_dict")
+    c.happened = "refused by the strict load: keys listed"
+
+@case("checkpoints", "truncated critic weights file")
+def _(c):
+    from fewshot_nb.generation.critics import critic_from_file
+    f = c.dir/"protonet.pt"; f.write_bytes((data_dir()/"critics"/"protonet_omniglot50_weak.pt").read_bytes()[:5000])
+    c.baseline()
+    c.refused(critic_from_file, f, contains=f"cannot read {f}")
+    c.happened = "refused, naming the file as truncated or corrupt; the file kept"
+
+@case("checkpoints", "truncated features cache entry")
+def _(c):
+    import torch
+    from fewshot_nb.features import feature_cache_entry, write_feature_cache
+    from fewshot_nb.data.sources import FeatureSource
+    src = FeatureSource(torch.rand(6, 4), [0, 0, 1, 1, 2, 2])
+    net = dict(name="linear", kwargs={}, state_dict=torch.nn.Linear(4, 4).state_dict())
+    entry = c.dir/"cache"/"entry.pt"
+    write_feature_cache(entry, src, src.feats.mean(0), dict(built="once"), dict(what="x"), base=src, backbone=net)
+    entry.write_bytes(entry.read_bytes()[:400])
+    c.baseline()
+    c.refused(feature_cache_entry, entry, dict(what="x"), lambda: c.problems.append("rebuilt over the damaged entry"),
+              contains="may be truncated or corrupt")
+    c.happened = "refused, with how to rebuild it; nothing overwritten"
+
+
+# == command lines ===============================================================================================
+@case("cli", "`evaluate` without --methods")
+def _(c):
+    c.cli(fewshot_nb_main(), ["evaluate", features_file(c.dir/"f.npz"), "--out", c.dir/"o"], 2, "the following arguments are required: --methods")
+    c.happened = "usage error, exit 2"
+
+@case("cli", "`evaluate --ways 1`")
+def _(c):
+    c.cli(fewshot_nb_main(), ["evaluate", features_file(c.dir/"f.npz"), *EVAL, "--ways", "1", "--out", c.dir/"o"], 2, "n_way")
+    c.expect(not (c.dir/"o").exists(), "--out made"); c.happened = "exit 2 before any work"
+
+@case("cli", "`evaluate` with an unknown method")
+def _(c):
+    c.cli(fewshot_nb_main(), ["evaluate", features_file(c.dir/"f.npz"), *EVAL, "--methods", "protonett", "--out", c.dir/"o"], 2, "protonet")
+    c.expect(not (c.dir/"o").exists(), "--out made"); c.happened = "exit 2, listing the known solvers"
+
+@case("cli", "`evaluate --method-kwargs` that is not JSON")
+def _(c):
+    c.cli(fewshot_nb_main(), ["evaluate", features_file(c.dir/"f.npz"), *EVAL, "--method-kwargs", "{tim: 1}", "--out", c.dir/"o"], 2,
+          "is not valid JSON")
+    c.expect(not (c.dir/"o").exists(), "--out made"); c.happened = "exit 2, with an example"
+
+@case("cli", "`reproduce` with a misspelt experiment")
+def _(c):
+    c.cli(fewshot_nb_main(), ["reproduce", "exp_bet", "--preset", "smoke", "--out", c.dir/"repro"], 2, "did you mean 'exp_beta'")
+    c.expect(not (c.dir/"repro").exists(), "--out made"); c.happened = "exit 2, with the likely name"
+
+@case("cli", "`reproduce` with Slurm options on the local executor")
+def _(c):
+    c.cli(fewshot_nb_main(), ["reproduce", "--out", c.dir/"repro", "--slurm-gpus", "1"], 2, "--executor slurm")
+    c.expect(not (c.dir/"repro").exists(), "--out made"); c.happened = "exit 2"
+
+@case("cli", "`data fetch` of an unknown file")
+def _(c):
+    c.cli(fewshot_nb_main(), ["data", "fetch", "omniglot.zip"], 2, "known files")
+    c.happened = "exit 2, listing the known files"
+
+@case("cli", "`experiments copy` over an edited notebook")
+def _(c):
+    (c.dir/"exp_lake_runs.ipynb").write_text("my edits")
+    c.baseline()
+    c.cli(fewshot_nb_main(), ["experiments", "copy", c.dir, "exp_lake_runs"], 2, "--force")
+    c.happened = "exit 2: nothing copied, the edited notebook kept"
+
+@case("cli", "`fewshot-sweep run --workers 0`")
+def _(c):
+    from fewshot_nb.sweep import main
+    f = c.dir/"s.yaml"; f.write_text(f"notebook: {NBS/'exp_lake_runs.ipynb'}\nout_dir: {c.dir/'out'}\ngrid: {{n_way: [5]}}\n")
+    c.baseline()
+    c.cli(main, ["run", f, "--workers", "0"], 2, "workers must be >= 1")
+    c.expect(not (c.dir/"out").exists(), "the sweep folder made"); c.happened = "exit 2; nothing written"
+
+
+# == killed runs, races ==========================================================================================
+RACE = '''
+import json, os, sys, time
+from pathlib import Path
+import torch
+torch.set_num_threads(1)
+from fewshot_nb.features import feature_cache_entry
+from fewshot_nb.data.sources import FeatureSource
+entry, calls, name, sleep, sync = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], float(sys.argv[4]), sys.argv[5]
+if sync != "-":   # both processes arrive (imports done), then ask at once
+    (Path(sync)/name).write_text("")
+    while len(list(Path(sync).iterdir())) < 2: time.sleep(0.01)
+def build():
+    with open(calls, "a") as f: f.write(name + "\\n")
+    print("building", flush=True)
+    time.sleep(sleep)
+    src = FeatureSource(torch.rand(6, 4, generator=torch.Generator().manual_seed(os.getpid())), [0, 0, 1, 1, 2, 2])
+    net = dict(name="linear", kwargs={}, state_dict=torch.nn.Linear(4, 4).state_dict())
+    return dict(test=src, base=src, base_mean=src.feats.mean(0), backbone=net, record=dict(built_by=name))
+feats, mean, record = feature_cache_entry(entry, dict(what="race"), build)
+print(json.dumps(dict(built_by=record["built_by"], cached=record["cached"], total=float(feats.feats.sum()))), flush=True)
+'''
+
+
+def finish(p:subprocess.Popen, limit:float=120) -> dict:
+    out, err = p.communicate(timeout=limit)
+    if p.returncode: raise RuntimeError(f"a worker failed (exit {p.returncode}): {first_line(err.strip().splitlines()[-1] if err.strip() else '')}")
+    return json.loads(out.strip().splitlines()[-1])
+
+
+@case("concurrency", "two processes racing for one features cache entry")
+def _(c):
+    script = c.dir/"race.py"; script.write_text(RACE)
+    entry, calls, sync = c.dir/"cache"/"race.pt", c.dir/"calls.txt", c.dir/"sync"
+    sync.mkdir()
+    c.baseline()
+    procs = [python(script, entry, calls, name, 1.5, sync) for name in ("job_a", "job_b")]
+    got = [finish(p) for p in procs]
+    builds = calls.read_text().split()
+    if len(builds) != 1: c.duplicated.append(f"entry built {len(builds)} times ({', '.join(builds)})")
+    c.expect(len({g["total"] for g in got}) == 1, "the two jobs got different features")
+    c.expect(sorted(g["cached"] for g in got) == [False, True], "not one build and one read")
+    c.expect(sorted(p.name for p in entry.parent.iterdir()) == ["race.json", "race.pt"], "the cache folder holds more than the entry")
+    c.happened = f"two jobs asked at once: {len(builds)} build ({', '.join(builds)}), the other job waited and read the entry"
+
+
+@case("concurrency", "cache builder killed (SIGKILL) holding the lock")
+def _(c):
+    script = c.dir/"race.py"; script.write_text(RACE)
+    entry, calls = c.dir/"cache"/"killed.pt", c.dir/"calls.txt"
+    c.baseline()
+    a = python(script, entry, calls, "killed", 60, "-")
+    line = a.stdout.readline().strip()
+    c.expect(line == "building", "the first builder never started building")
+    a.send_signal(signal.SIGKILL); a.wait()
+    c.expect(not entry.exists(), "an entry was written by the killed builder")
+    t0 = time.time()
+    got = finish(python(script, entry, calls, "next", 0, "-"))
+    c.expect(time.time() - t0 < 30, "the next builder waited for the dead one")
+    c.expect(got["built_by"] == "next" and got["cached"] is False, "the next builder did not build the entry")
+    c.expect(sorted(p.name for p in entry.parent.iterdir()) == ["killed.json", "killed.pt"], "the lock (or a temporary file) was left")
+    c.happened = "builder SIGKILLed inside the lock: no entry written; the next job took the lock at once and built it"
+
+
+@case("killed", "sweep stopped with SIGTERM mid-run, then resumed (papermill)")
+def _(c):
+    from fewshot_nb.sweep import Sweep, sweep_status, status_counts, run_sweep, collect, point_state
+    nb = toy_notebook(c.dir/"exp_toy.ipynb")
+    f = c.dir/"toy.yaml"; f.write_text(f"notebook: {nb}\nout_dir: {c.dir/'sweep'}\ngrid: {{a: [1]}}\nexecutor: {{workers: 1}}\n")
+    sw = Sweep.from_yaml(f)
+    folder = Path(sw.points()[0]["folder"])
+    c.baseline()
+    run = python("-c", "import sys; from fewshot_nb.sweep import main; sys.exit(main())", "run", f, "--no-progress", env={"TOY_SLEEP": "120"})
+    try: wait_for(lambda: (folder/"out").is_dir(), 120, "the run reaching its training")   # the kernel made out/, then sleeps
+    except TimeoutError:
+        run.kill(); out, err = run.communicate(); raise RuntimeError(f"the toy sweep never started: {first_line(err[-500:])}")
+    run.send_signal(signal.SIGTERM); run.wait(30)
+    t0 = time.time()
+    while marked(os.environ[MARK]) and time.time() - t0 < 20: time.sleep(0.2)
+    c.running += marked(os.environ[MARK])   # checked here: the resumed run below is this process's own
+    c.expect(point_state(folder) == "pending", f"after the kill the point is {point_state(folder)}, not pending")
+    c.expect(not (folder/"record.json").exists(), "a record was written by the killed run")
+    table = run_sweep(sw, progress=False)   # the same command again: resumes the interrupted point
+    c.expect(status_counts(table)["done"] == 1, "the sweep did not finish when resumed")
+    rows = collect(sw, save=False)
+    if len(rows) != 1: c.duplicated.append(f"{len(rows)} result rows for one run")
+    c.happened = "SIGTERM to `fewshot-sweep run` while its point trained: the point pending, then run once by the same command"
+
+
+POOL = '''
+import sys, time
+from fewshot_nb.core import worker_pool
+if __name__ == "__main__":   # spawned workers import this file again: they must not start a pool of their own
+    with worker_pool(2) as ex:
+        futures = [ex.submit(time.sleep, 300) for _ in range(2)]
+        time.sleep(2)   # the workers are up
+        print("working", flush=True)
+        [f.result() for f in futures]
+'''
+
+
+@case("killed", "process with a worker pool killed (SIGKILL)")
+def _(c):
+    script = c.dir/"pool.py"; script.write_text(POOL)
+    p = python(script)
+    c.expect(p.stdout.readline().strip() == "working", "the pool never started")
+    workers = [w for w in marked(os.environ[MARK]) if int(w.split()[0]) != p.pid]
+    c.expect(len(workers) >= 2, f"expected two workers, found {workers}")
+    p.send_signal(signal.SIGKILL); p.wait()
+    c.happened = f"the parent SIGKILLed while its pool worked ({len(workers)} child processes: 2 workers and their resource tracker)"
+
+
+# -- the report ---------------------------------------------------------------------------------------------------
+def run_case(n:int, group:str, name:str, fn, base:Path, shared:dict) -> Case:
+    "Run one case in its own folder, then check what it lost, duplicated, left behind or left running."
+    c = Case(n, group, name, base/f"case{n:02d}")
+    c.dir.mkdir()
+    mark = f"{base.name}-{n}"
+    os.environ[MARK], os.environ["FEWSHOT_CACHE"] = mark, str(c.dir/"cache")
+    cwd = os.getcwd(); os.chdir(c.dir)
+    t0 = time.time()
+    try: fn(c)
+    except Exception as e:
+        c.problems.append(f"the case itself failed: {type(e).__name__}: {first_line(e)}")
+        c.happened = c.happened or "the case could not run"
+        if os.environ.get("FAULT_REPORT_DEBUG"): traceback.print_exc()
+    finally: os.chdir(cwd)
+    c.seconds = time.time() - t0
+    t0 = time.time()   # left running: the case's processes, given a few seconds to notice that their parent is gone
+    while marked(mark) and time.time() - t0 < 15: time.sleep(0.2)
+    c.running += marked(mark)
+    for proc in marked(mark):   # reported, then stopped: a report leaves nothing running either
+        with contextlib.suppress(OSError): os.kill(int(proc.split()[0]), signal.SIGKILL)
+    after = state(c.dir)
+    for p, h in c._base.items():   # lost: what was there after the case's set-up
+        if p in c.allowed: continue
+        if p not in after: c.lost.append(f"{p} gone")
+        elif h is not None and after[p] != h: c.lost.append(f"{p} changed")
+    for p, h in after.items():     # left behind: new empty folders, temporary and lock files
+        if p in c._base: continue
+        if h is None and not any((c.dir/p).iterdir()): c.left.append(f"{p}/ (empty)")
+        elif h is not None and (p.endswith(".tmp") or p.endswith(".lock")): c.left.append(p)
+    for rel, (path, stamp) in shared.items():   # the shared data folder: never written
+        if not path.is_file(): c.lost.append(f"FEWSHOT_DATA/{rel} gone")
+        elif (path.stat().st_size, path.stat().st_mtime_ns) != stamp: c.lost.append(f"FEWSHOT_DATA/{rel} changed")
+    c.handled = not (c.problems or c.lost or c.duplicated or c.left or c.running)
+    return c
+
+
+def cell(text, width:int) -> str:
+    text = str(text).replace("|", "/").replace("\n", " ").strip()
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def row(c:Case) -> str:
+    said = lambda xs: "no" if not xs else "; ".join(xs)
+    happened = c.happened if c.handled else f"NOT HANDLED: {'; '.join(c.problems) or 'see the last four columns'} ({c.happened})"
+    return (f"| {c.n} | {cell(f'[{c.group}] {c.name}', 70)} | {cell(happened, 110)} | {cell(c.error or '-', 110)} | {cell(said(c.lost), 60)} "
+            f"| {cell(said(c.duplicated), 60)} | {cell(said(c.left), 60)} | {cell(said(c.running), 60)} |")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="fault_report.py", description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-k", action="append", default=[], metavar="WORD", help="only the cases whose group or name contains WORD (repeatable)")
+    ap.add_argument("--list", action="store_true", help="list the cases and exit")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    a = ap.parse_args(argv)
+    chosen = [(g, n, f) for g, n, f in CASES if not a.k or any(w.lower() in f"{g} {n}".lower() for w in a.k)]
+    if a.list:
+        for i, (g, n, _) in enumerate(chosen, 1): print(f"{i:2d}. [{g}] {n}")
+        return 0
+    if not os.environ.get("FEWSHOT_DATA"):
+        guess = ROOT.parent/"shared"/"data"
+        if not guess.is_dir(): print("fault_report.py: set FEWSHOT_DATA to the project's data folder", file=sys.stderr); return 2
+        os.environ["FEWSHOT_DATA"] = str(guess)
+    os.environ["FEWSHOT_DATA"] = str(Path(os.environ["FEWSHOT_DATA"]).resolve())
+    os.environ.setdefault("OMP_NUM_THREADS", "1"); os.environ["FEWSHOT_PROGRESS"] = "0"
+    import logging, warnings
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    import torch; torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+    logging.getLogger("fewshot_nb").setLevel(logging.ERROR)   # the report shows each case's error, not the library's log
+    shared_root = data_dir()
+    files = {str(p.relative_to(shared_root)): p for p in sorted(shared_root.rglob("*")) if p.is_file()}
+    shared = {k: (p, (p.stat().st_size, p.stat().st_mtime_ns)) for k, p in files.items()}
+    digests = {k: hashlib.md5(p.read_bytes()).hexdigest() for k, p in files.items()}
+    base = Path(tempfile.mkdtemp(prefix="faults-"))
+    t_start = time.time()
+    print(f"fault report: {len(chosen)} cases (scratch folder {base})\n", flush=True)
+    print("| # | case | what happened | error shown | lost | duplicated | left behind | left running |")
+    print("|---|---|---|---|---|---|---|---|", flush=True)
+    cases = []
+    for n, (g, name, fn) in enumerate(chosen, 1):
+        cases.append(run_case(n, g, name, fn, base, shared))
+        print(row(cases[-1]), flush=True)
+    changed = [k for k, p in files.items() if not p.is_file() or hashlib.md5(p.read_bytes()).hexdigest() != digests[k]]
+    if changed and cases and not any(l.startswith("FEWSHOT_DATA/") for c in cases for l in c.lost):
+        cases[-1].lost += [f"FEWSHOT_DATA/{k} changed" for k in changed]; cases[-1].handled = False
+    if a.keep: print(f"\nscratch folder kept: {base}")
+    else: shutil.rmtree(base, ignore_errors=True)
+    n, handled = len(cases), sum(c.handled for c in cases)
+    lost, running = sum(bool(c.lost) for c in cases), sum(bool(c.running) for c in cases)
+    slow = sorted(cases, key=lambda c: -c.seconds)[:3]
+    print(f"\n{n} cases in {time.time() - t_start:.0f} s ({', '.join(f'{g}: {sum(c.group == g for c in cases)}' for g in dict.fromkeys(c.group for c in cases))}); "
+          f"slowest: {', '.join(f'#{c.n} {c.seconds:.0f} s' for c in slow)}")
+    print(f"faults: {n} tried, {handled} handled, {lost} lost, {running} left running")
+    return 0 if n and handled == n and lost == 0 and running == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
