@@ -50,7 +50,7 @@ def collect_findings(
         tables.append(pd.DataFrame(dict(experiment=name, paper=EXPERIMENTS[name], finding=d.claim, where=d["where"],
                                         paper_number=d.paper, ours=d.ours, low=d.low, high=d.high,
                                         unit=d["unit"] if "unit" in d else "", holds=d.verdict,
-                                        reason=d.note.fillna("") if "note" in d else "", run=str(folder))))
+                                        reason=d.note.astype(object).fillna("") if "note" in d else "", run=str(folder))))   # (a column of NaN only reads as float)
     return pd.concat(tables, ignore_index=True)[FINDINGS_COLUMNS] if tables else pd.DataFrame(columns=FINDINGS_COLUMNS)
 
 # %% ../../nbs/bench/64_report.ipynb #70584116
