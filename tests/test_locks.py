@@ -117,6 +117,15 @@ def result(p:subprocess.Popen, timeout=120) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
+def race(tmp_path:Path, name:str, text:str, target:Path, log:Path, sleep:float) -> tuple[dict, dict]:
+    "`run(target, log, who, sleep, sync)` of a worker script, in this process and in another at the same moment: (mine, theirs)."
+    sync = tmp_path/"sync"; sync.mkdir()
+    worker = script(tmp_path, name, text)
+    other = start(worker, target, log, "other", sleep, sync)
+    mine = runpy.run_path(worker)["run"](target, log, "this", sleep, sync)
+    return mine, result(other)
+
+
 def wait_for(cond, limit=60, what="the condition"):
     t0 = time.time()
     while not cond():
@@ -126,12 +135,8 @@ def wait_for(cond, limit=60, what="the condition"):
 
 def test_two_processes_build_one_feature_entry_once(tmp_path):
     "This process and another ask for one missing entry at the same moment: one builds it, the other waits and reads it."
-    entry, calls, sync = tmp_path/"cache"/"race.pt", tmp_path/"calls.txt", tmp_path/"sync"
-    sync.mkdir()
-    worker = script(tmp_path, "features", FEATURES)
-    other = start(worker, entry, calls, "other", 1.5, sync)
-    mine = runpy.run_path(worker)["run"](entry, calls, "this", 1.5, sync)
-    theirs = result(other)
+    entry, calls = tmp_path/"cache"/"race.pt", tmp_path/"calls.txt"
+    mine, theirs = race(tmp_path, "features", FEATURES, entry, calls, 1.5)
     assert calls.read_text().split() in (["this"], ["other"]), calls.read_text()   # built once
     assert mine["digest"] == theirs["digest"], (mine, theirs)                   # both have the builder's features
     assert sorted([mine["cached"], theirs["cached"]]) == [False, True], (mine, theirs)   # one built it, the other read it
@@ -202,12 +207,8 @@ def test_a_reader_never_sees_a_record_without_its_entry(tmp_path):
 
 def test_two_processes_train_one_checkpoint_once(tmp_path):
     "Two trainers of one checkpoint at once: one trains every step, the other waits for it and loads the result."
-    ck, steps, sync = tmp_path/"ck"/"model.pt", tmp_path/"steps.txt", tmp_path/"sync"
-    sync.mkdir()
-    worker = script(tmp_path, "train", TRAIN)
-    other = start(worker, ck, steps, "other", 0.02, sync)
-    mine = runpy.run_path(worker)["run"](ck, steps, "this", 0.02, sync)
-    theirs = result(other)
+    ck, steps = tmp_path/"ck"/"model.pt", tmp_path/"steps.txt"
+    mine, theirs = race(tmp_path, "train", TRAIN, ck, steps, 0.02)
     drawn = [l.split() for l in steps.read_text().splitlines()]
     assert len({who for who, _ in drawn}) == 1, "both processes trained"
     assert [int(s) for _, s in drawn] == list(range(40)), "each step once"
