@@ -16,6 +16,17 @@ SLOW = {"exp_beta", "exp_bongard", "exp_generation", "exp_omniglot_protocol", "e
 _ANSI = re.compile(r"\x1B(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
 
 
+def _registries() -> dict:
+    "Every `fewshot_nb.core.Registry` of the package (its modules imported first), with a copy of its entries."
+    import importlib
+    from fewshot_nb.core import Registry
+    for m in ("solvers.base", "training.backbones", "generation.critics", "bongard.problems", "data.datasets", "bench.generation"):
+        importlib.import_module(f"fewshot_nb.{m}")
+    found = {id(v): v for m in list(sys.modules.values()) if getattr(m, "__name__", "").startswith("fewshot_nb")
+             for v in list(vars(m).values()) if isinstance(v, Registry)}
+    return {r: dict(r._items) for r in found.values()}
+
+
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=[str(p.relative_to(ROOT/"nbs").with_suffix("")) for p in NOTEBOOKS])
 def test_notebook(nb):
     if nb.stem in SLOW and not os.environ.get("FEWSHOT_SLOW"):
@@ -30,12 +41,14 @@ def test_notebook(nb):
         keep = Path(tempfile.mkdtemp())/nb.stem
         shutil.copytree(stored, keep)
     sys.__stderr__ = err
-    try:
+    registries = _registries()   # a module notebook registers its own copies of the package's classes (Versa, SIB, ...):
+    try:                         # the tests run after it in this worker must find the package's again
         ok, secs = nbt.test_nb(nb, skip_flags=CFG.tst_flags, basepath=CFG.config_path,
                                cell_timeout=CFG.get("cell_timeout") or None)
     finally:
         sys.__stderr__ = old_stderr
         signal.signal(signal.SIGINT, old_sigint)   # test_nb installs its own Ctrl-C handler
+        for reg, items in registries.items(): reg._items.clear(); reg._items.update(items)
         if keep is not None:
             shutil.rmtree(stored, ignore_errors=True); shutil.copytree(keep, stored); shutil.rmtree(keep.parent)
     assert ok, f"notebook {nb.name} failed:\n{_ANSI.sub('', err.getvalue())}"

@@ -125,7 +125,7 @@ def test_exp_beta_injected_and_rerun_loads_checkpoints(tmp_path):
     out, critics = tmp_path/"out", tmp_path/"critics"
     for kind in ("simclr", "protonet"): save_critic(load_critic(kind), critics/f"{kind}.pt")   # "your own" critics
     params = dict(preset="smoke", model="vae_stn", seed=1, critics=str(critics),   # smoke: betas 1, 3 and 5, 4 steps each, 5 queries per class
-                  checkpoints=str(out/"checkpoints"), out_dir=str(out))   # n_jobs=2 (the default): trained by two worker processes, then loaded
+                  n_jobs=2, checkpoints=str(out/"checkpoints"), out_dir=str(out))   # n_jobs=2 over the smoke preset's 1: trained by two worker processes, then loaded
     run = lambda name: pm.execute_notebook(str(ROOT/"nbs"/"exp_beta.ipynb"), str(tmp_path/name),
                                            parameters=params, cwd=str(ROOT), kernel_name="python3", progress_bar=False)
     run("first.ipynb")
