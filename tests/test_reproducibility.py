@@ -69,7 +69,7 @@ def test_exp_reproducibility_refuses_bad_parameters(tmp_path):
     "Mistakes stop the study before any run, with what to do instead."
     for params, message in ((dict(algorithms=["maml"]), "no search space for ['maml']"),
                             (dict(repeats=1), "parameter 'repeats' must be at least 2, got 1"),
-                            (dict(seeds=[3]), "seeds must be two or more distinct integers"),
+                            (dict(seeds=[3]), "parameter 'seeds' must have at least 2 items, got 1: [3]"),
                             (dict(optimizers=["rmsprop"]), "parameter 'optimizers' each item must be one of 'adam', 'sgd', got 'rmsprop'"),
                             (dict(run_notebook="nbs/no_such.ipynb"), "run_notebook nbs/no_such.ipynb not found"),
                             (dict(rerun_threads=[1, 0]), "parameter 'rerun_threads' each item must be at least 1, got 0"),

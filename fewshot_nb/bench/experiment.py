@@ -134,12 +134,13 @@ _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 
 @dataclass(frozen=True)
 class Constraint:
-    "One clause of a parameter's constraints: a bound, a set of choices, `distinct` or `not empty`."
-    kind:str                  # 'at least', 'above', 'at most', 'below', 'one of', 'distinct' or 'not empty'
-    arg:object = None         # the bound (float) or the choices (tuple)
+    "One clause of a parameter's constraints: a bound, an excluded value, `finite`, a set of choices, a list's length, `distinct` or `not empty`."
+    kind:str                  # 'at least', 'above', 'at most', 'below', 'not', 'finite', 'one of', 'items at least', 'items at most', 'distinct' or 'not empty'
+    arg:object = None         # the bound or excluded value (float), the choices (tuple) or the number of items (int)
 
     def __str__(self):
         if self.kind == "one of": return "one of " + ", ".join(map(str, self.arg))
+        if self.kind.startswith("items "): return f"{self.kind[6:]} {self.arg} items"
         return self.kind if self.arg is None else f"{self.kind} {self.arg:g}"
 
     def problem(self, value) -> str|None:
@@ -151,12 +152,21 @@ class Constraint:
             return None
         if self.kind == "not empty":
             return f"must not be empty, got {value!r}" if hasattr(value, "__len__") and len(value) == 0 else None
+        if self.kind.startswith("items "):
+            n, short = (len(value), self.kind == "items at least") if hasattr(value, "__len__") else (None, False)
+            if n is not None and (n < self.arg if short else n > self.arg): return f"must have {self.kind[6:]} {self.arg} items, got {n}: {value!r}"
+            return None
         items = value if isinstance(value, (list, tuple)) else [value]
         each = "each item " if isinstance(value, (list, tuple)) else ""
         for v in items:
             if self.kind == "one of":
                 if v not in self.arg: return f"{each}must be one of {', '.join(map(repr, self.arg))}, got {v!r}"
-            elif isinstance(v, numbers.Real) and not isinstance(v, bool) and not _BOUNDS[self.kind](v, self.arg):
+            elif not isinstance(v, numbers.Real) or isinstance(v, bool): continue
+            elif self.kind == "not":
+                if v == self.arg: return f"{each}must not be {self.arg:g}, got {v!r}"
+            elif self.kind == "finite":
+                if not math.isfinite(v): return f"{each}must be finite, got {v!r}"
+            elif not _BOUNDS[self.kind](v, self.arg):
                 return f"{each}must be {self.kind} {self.arg:g}, got {v!r}"
         return None
 
@@ -168,15 +178,20 @@ def parse_constraints(
     if not m: return []
     out = []
     for clause in (c.strip() for c in m.group(1).split(";")):
+        n = re.fullmatch(r"(at least|at most)\s+(\d+)\s+items?", clause)
+        if n: out.append(Constraint(f"items {n.group(1)}", int(n.group(2)))); continue
+        x = re.fullmatch(rf"not\s+({_NUMBER})", clause)
+        if x: out.append(Constraint("not", float(x.group(1)))); continue
         b = re.fullmatch(rf"(at least|above|at most|below)\s+({_NUMBER})", clause)
         if b: out.append(Constraint(b.group(1), float(b.group(2)))); continue
-        if clause in ("distinct", "not empty"): out.append(Constraint(clause)); continue
+        if clause in ("distinct", "not empty", "finite"): out.append(Constraint(clause)); continue
         c = re.fullmatch(r"one of\s+(.+)", clause)
         if c:
             vals = [yaml.load(v.strip(), Loader=_Loader) for v in c.group(1).split(",")]
             out.append(Constraint("one of", tuple(v if v is not None else "None" for v in vals))); continue
         raise ValueError(f"cannot read the constraint {clause!r} in [{m.group(1)}]: write clauses separated by ';' as "
-                         "'at least X', 'above X', 'at most X', 'below X', 'one of A, B, C', 'distinct' or 'not empty'")
+                         "'at least X', 'above X', 'at most X', 'below X', 'not X', 'finite', 'one of A, B, C', 'at least N items', "
+                         "'at most N items', 'distinct' or 'not empty'")
     return out
 
 def parameter_comments(
