@@ -126,6 +126,13 @@ def race(tmp_path:Path, name:str, text:str, target:Path, log:Path, sleep:float) 
     return mine, result(other)
 
 
+def kill_inside(proc:subprocess.Popen, inside) -> None:
+    "Call `inside()` (it waits, or asserts, until `proc` holds its lock mid-work), then SIGKILL `proc`, whatever happened."
+    try: inside()
+    finally:
+        proc.send_signal(signal.SIGKILL); proc.wait()
+
+
 def wait_for(cond, limit=60, what="the condition"):
     t0 = time.time()
     while not cond():
@@ -149,11 +156,10 @@ def test_a_killed_builder_does_not_block_the_next(tmp_path):
     entry, calls = tmp_path/"cache"/"killed.pt", tmp_path/"calls.txt"
     worker = script(tmp_path, "features", FEATURES)
     a = start(worker, entry, calls, "killed", 60)
-    try:
-        assert a.stdout.readline().strip() == "building", a.stderr.read()[-3000:]   # inside build, holding the lock
+    def inside():   # in build, holding the lock
+        assert a.stdout.readline().strip() == "building", a.stderr.read()[-3000:]
         assert Path(str(entry) + ".lock").exists()
-    finally:
-        a.send_signal(signal.SIGKILL); a.wait()
+    kill_inside(a, inside)
     assert not entry.exists() and not entry.with_suffix(".json").exists()
     assert Path(str(entry) + ".lock").exists()                               # left behind by the killed holder
     t0 = time.monotonic()
@@ -224,10 +230,7 @@ def test_a_killed_trainer_is_taken_over(tmp_path):
     ck, steps = tmp_path/"ck"/"model.pt", tmp_path/"steps.txt"
     worker = script(tmp_path, "train", TRAIN)
     a = start(worker, ck, steps, "killed", 0.05)
-    try:
-        wait_for(lambda: ck.exists() and torch.load(ck, weights_only=True)["step"] >= 10, what="a checkpoint at step 10")
-    finally:
-        a.send_signal(signal.SIGKILL); a.wait()
+    kill_inside(a, lambda: wait_for(lambda: ck.exists() and torch.load(ck, weights_only=True)["step"] >= 10, what="a checkpoint at step 10"))
     at = torch.load(ck, weights_only=True)["step"]
     assert at < 40, "the first trainer finished before it was killed: slow it down"
     assert Path(str(ck) + ".lock").exists()                                  # left behind by the killed holder
