@@ -1,18 +1,22 @@
-"""Re-render the discussion cells of experiment notebooks from their stored default runs, without re-running them.
+"""Re-derive the findings and re-render the discussions of experiment notebooks from their stored default runs, without
+re-running them.
 
-A discussion cell ends with `prose(text)`, its text built from a run's files (`fewshot_nb.bench.experiment`). When the
-wording of such a cell changes, or a stored run it reads is added, its stored output goes stale; re-running the whole
-experiment to refresh it costs minutes to an hour of training. This tool plays the notebook's kernel as
-`tests/test_stored_runs.py` does (the parameters cell and the cell after it, in `nbs/`, so `out_dir` is the stored
-default run `nbs/runs/<experiment>/`), then runs every cell that calls `prose(...)` in order and stores what it shows as
-that cell's output. Cells that train or compute are not run: a discussion cell reads files only.
+An experiment decides its findings in the cell tagged `findings`, which reads the run's files only (never a variable of a
+cell that trains) and writes `findings.csv`; its discussion cells end with `prose(text)`, their text built from the same
+files (`fewshot_nb.bench.experiment`). When the rule of a verdict, the paper's numbers or a discussion's wording change,
+the stored run's `findings.csv` and the notebook's outputs go stale; re-running the whole experiment to refresh them
+costs minutes to an hour of training. This tool plays the notebook's kernel as `tests/test_stored_runs.py` does (the
+parameters cell and the cell after it, in `nbs/`, so `out_dir` is the stored default run `nbs/runs/<experiment>/`), then
+runs, in order, every `findings` cell (which rewrites the run's findings.csv) and every cell that calls `prose(...)`, and
+stores what each shows as that cell's output. Cells that train or compute are not run.
 
     python tools/render_prose.py nbs/exp_generation.ipynb [nbs/exp_beta.ipynb ...] [--check]
 
-With `--check` it changes nothing and exits 1 when a stored output differs from what the run's files give.
+With `--check` it changes nothing: it plays the cells on a copy of the run folder and exits 1 when the stored
+findings.csv, or a stored output, differs from what the run's files give.
 """
 from __future__ import annotations
-import argparse, json, os, re, sys
+import argparse, json, os, re, shutil, sys, tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,65 +24,104 @@ PROSE = re.compile(r"^prose\(", re.M)
 
 
 def _src(c): return "".join(c["source"])
+def _tags(c): return c.get("metadata", {}).get("tags", [])
 
 
-def render(nb_path:Path) -> dict[int, str|None]:
-    "Cell index -> the Markdown its `prose(...)` shows now (None: nothing), for every discussion cell of `nb_path`."
-    sys.path.insert(0, str(ROOT/"tests"))
-    from test_stored_runs import check_cells
+def check_cells(nb_path:Path) -> tuple[str, str]:
+    "The parameters cell and the cell after it (imports and checked parameters) of an experiment notebook."
+    cells = json.loads(nb_path.read_text(encoding="utf-8"))["cells"]
+    i = next(k for k, c in enumerate(cells) if "parameters" in _tags(c))
+    return _src(cells[i]), _src(cells[i + 1])
+
+
+def _shown(ns:dict, src:str, name:str):
+    "Run a cell's source in `ns` and return the value of its last line, as the kernel would show it."
+    body, last = src.rstrip().rsplit("\n", 1) if "\n" in src.rstrip() else ("", src.rstrip())
+    exec(compile(body, name, "exec"), ns)
+    try: code = compile(last, f"{name} (last line)", "eval")
+    except SyntaxError: exec(compile(last, f"{name} (last line)", "exec"), ns); return None
+    return eval(code, ns)
+
+
+def render(nb_path:Path, run_dir:Path|None=None) -> dict[int, dict|None]:
+    """Cell index -> the output data ({mime: text}) it shows now (None: nothing), for every `findings` and discussion cell of
+    `nb_path`, played on the stored default run (or on `run_dir`, a copy of it)."""
     nb = json.loads(nb_path.read_text(encoding="utf-8"))
-    params, setup, _ = check_cells(nb_path)
+    params, setup = check_cells(nb_path)
     cwd = os.getcwd(); os.chdir(ROOT/"nbs"); os.environ.setdefault("FEWSHOT_PROGRESS", "0")
     try:
         ns = {"__name__": "__main__"}
         exec(compile(params, f"{nb_path.name}:parameters", "exec"), ns)
+        if run_dir is not None: ns["out_dir"] = str(run_dir)
         if not (Path(ns["out_dir"])/"run.json").is_file():
             raise SystemExit(f"{nb_path.name}: no stored default run in nbs/{ns['out_dir']} (run the notebook with tools/run_notebooks.py first)")
         exec(compile(setup, f"{nb_path.name}:setup", "exec"), ns)
         out = {}
         for k, c in enumerate(nb["cells"]):
             s = _src(c)
-            if c["cell_type"] != "code" or not PROSE.search(s): continue
-            body, last = s.rstrip().rsplit("\n", 1) if "\n" in s.rstrip() else ("", s.rstrip())
-            try:
-                exec(compile(body, f"{nb_path.name}:cell {k}", "exec"), ns)
-                shown = eval(compile(last, f"{nb_path.name}:cell {k} (last line)", "eval"), ns)
-            except NameError as e:   # the cell reads a variable of a computing cell: only a re-run renders it
-                print(f"{nb_path.name}: cell {k} not rendered ({e}: a variable of a cell that computes; re-run the notebook)")
-                continue
-            out[k] = None if shown is None else shown.data
+            if c["cell_type"] != "code": continue
+            if "findings" in _tags(c):
+                shown = _shown(ns, s, f"{nb_path.name}:cell {k} (findings)")
+                out[k] = None if shown is None else {"text/plain": str(shown)}
+            elif PROSE.search(s):
+                try: shown = _shown(ns, s, f"{nb_path.name}:cell {k}")
+                except NameError as e:   # the cell reads a variable of a computing cell: only a re-run renders it
+                    print(f"{nb_path.name}: cell {k} not rendered ({e}: a variable of a cell that computes; re-run the notebook)")
+                    continue
+                out[k] = None if shown is None else {"text/markdown": shown.data}
         return out
     finally:
         os.chdir(cwd)
 
 
-def _stored(c) -> str|None:
+def _stored(c) -> dict|None:
     for o in c.get("outputs", []):
-        if "text/markdown" in o.get("data", {}): return "".join(o["data"]["text/markdown"])
+        d = o.get("data", {})
+        if "text/markdown" in d: return {"text/markdown": "".join(d["text/markdown"])}
+        if "text/plain" in d and "findings" in _tags(c): return {"text/plain": "".join(d["text/plain"])}
     return None
+
+
+def _output(data:dict) -> list:
+    mime, text = next(iter(data.items()))
+    shown = {mime: text.splitlines(keepends=True)}
+    if mime == "text/markdown": shown["text/plain"] = ["<IPython.core.display.Markdown object>"]
+    return [{"data": shown, "execution_count": None, "metadata": {}, "output_type": "execute_result"}]
+
+
+def stored_run_dir(nb_path:Path) -> Path:
+    "The stored default run of an experiment notebook: nbs/runs/<its out_dir>."
+    params, _ = check_cells(nb_path)
+    ns = {}; exec(compile(params, f"{nb_path.name}:parameters", "exec"), ns)
+    return ROOT/"nbs"/ns["out_dir"]
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="example: python tools/render_prose.py nbs/exp_generation.ipynb --check")
     ap.add_argument("notebooks", nargs="+", type=Path)
-    ap.add_argument("--check", action="store_true", help="change nothing; exit 1 when a stored discussion is stale")
+    ap.add_argument("--check", action="store_true", help="change nothing; exit 1 when a stored findings.csv or discussion is stale")
     a = ap.parse_args(argv)
     stale = 0
     for p in a.notebooks:
         p = p.resolve(); nb = json.loads(p.read_text(encoding="utf-8")); changed = []
-        for k, md in render(p).items():
-            if _stored(nb["cells"][k]) == md: continue
+        run = stored_run_dir(p)
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = None
+            if a.check:   # played on a copy: the stored files stay as they are
+                copy = Path(tmp)/run.name; shutil.copytree(run, copy)
+            shown = render(p, copy)
+            if a.check and (run/"findings.csv").is_file() and (copy/"findings.csv").read_bytes() != (run/"findings.csv").read_bytes():
+                changed.append("findings.csv")
+        for k, data in shown.items():
+            if _stored(nb["cells"][k]) == data: continue
             changed.append(k)
-            if not a.check:
-                nb["cells"][k]["outputs"] = [] if md is None else [{"data": {"text/markdown": md.splitlines(keepends=True),
-                                              "text/plain": ["<IPython.core.display.Markdown object>"]},
-                                              "execution_count": None, "metadata": {}, "output_type": "execute_result"}]
+            if not a.check: nb["cells"][k]["outputs"] = [] if data is None else _output(data)
         stale += bool(changed)
-        print(f"{p.name}: {'stale' if a.check else 'rendered'} discussion cells {changed}" if changed else f"{p.name}: discussions up to date")
+        print(f"{p.name}: {'stale' if a.check else 'rendered'} {changed}" if changed else f"{p.name}: findings and discussions up to date")
         if changed and not a.check:
-            tmp = p.with_suffix(".ipynb.tmp")
-            tmp.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"); tmp.replace(p)
+            tmpf = p.with_suffix(".ipynb.tmp")
+            tmpf.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"); tmpf.replace(p)
     return 1 if a.check and stale else 0
 
 

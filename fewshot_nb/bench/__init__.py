@@ -6,6 +6,8 @@
 # two modules export the same name.
 from . import experiment as _experiment
 from .experiment import *
+from . import findings as _findings
+from .findings import *
 from . import classification as _classification
 from .classification import *
 from . import generation as _generation
@@ -17,4 +19,4 @@ from .report import *
 from . import reproduce as _reproduce
 from .reproduce import *
 
-__all__ = [*_experiment.__all__, *_classification.__all__, *_generation.__all__, *_evaluate.__all__, *_report.__all__, *_reproduce.__all__]
+__all__ = [*_experiment.__all__, *_findings.__all__, *_classification.__all__, *_generation.__all__, *_evaluate.__all__, *_report.__all__, *_reproduce.__all__]

@@ -7,7 +7,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bench/experiment.html.md"""
 # %% ../../nbs/bench/60_experiment.ipynb #b0949e81
 from __future__ import annotations
 import ast, io, json, math, numbers, re, tokenize, types, typing
-from dataclasses import dataclass, asdict, fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 import pandas as pd
 import yaml
@@ -18,8 +18,7 @@ _log = get_logger("fewshot_nb.bench.experiment")   # parameters refused
 # %% auto #0
 __all__ = ['PAPERMILL_NAMES', 'injected_parameters', 'declared_parameters', 'type_name', 'check_value', 'Constraint',
            'parse_constraints', 'parameter_comments', 'parameters_source', 'Parameters', 'check_parameters',
-           'parameter_defaults', 'preset_table', 'Finding', 'verdict', 'findings_table', 'directional_finding',
-           'experiments_dir', 'stored_run', 'fmt', 'fmt_ci', 'RunFiles', 'prose']
+           'parameter_defaults', 'preset_table', 'experiments_dir', 'stored_run', 'fmt', 'fmt_ci', 'RunFiles', 'prose']
 
 # %% ../../nbs/bench/60_experiment.ipynb #6127bc2b
 PAPERMILL_NAMES = ("PM_INPUT_PATH", "PM_OUTPUT_PATH")   # what `papermill --inject-paths` adds
@@ -293,71 +292,6 @@ def preset_table(
     if paper is not None: t["the paper's value"] = [paper.get(n, "") for n in names]
     return t
 
-# %% ../../nbs/bench/60_experiment.ipynb #1bbf34a9
-@dataclass
-class Finding:
-    "One claim of a paper, checked against our run."
-    claim:str          # the paper's claim, in words
-    paper:str          # the paper's number, as the paper gives it (e.g. '38.8% error')
-    where:str          # where the paper prints it (e.g. 'Table 1', 'Fig. 4b')
-    ours:float         # our estimate of the same quantity
-    low:float          # lower end of our 95% interval
-    high:float         # upper end of our 95% interval
-    holds:bool         # whether our result agrees with the claim
-    significant:bool   # whether it does so significantly (the interval excludes the alternative)
-    note:str = ""      # how it was tested, or why this run cannot tell
-    unit:str = ""      # the unit of `ours`, `low` and `high` (e.g. 'percentage points', 'diversity'); needed when they are numbers
-
-    def __post_init__(self):
-        self.ours, self.low, self.high = float(self.ours), float(self.low), float(self.high)
-        self.holds, self.significant = bool(self.holds), bool(self.significant)   # numpy bools -> bool
-        if not any(map(math.isnan, (self.ours, self.low, self.high))) and not self.low <= self.ours <= self.high:
-            raise ValueError(f"{self.claim!r}: ours = {self.ours} is outside its interval [{self.low}, {self.high}]")
-
-    def given(self,
-              condition:bool,  # a precondition of the claim, e.g. 'the models compared learned something'
-              why:str,         # what failed, for the note, when `condition` is false
-             ) -> "Finding":   # this finding if `condition` holds, else a copy that neither holds nor is significant
-        "The finding, counted only where its precondition holds."
-        if condition: return self
-        return replace(self, holds=False, significant=False, note=f"{self.note}; {why}" if self.note else why)
-
-def verdict(
-    holds:bool,          # whether our estimate agrees with the claim
-    significant:bool,    # whether its whole 95% interval does
-    ours:float=0.0,      # our estimate (NaN: the run could not test the claim)
-) -> str:                # 'yes', 'direction only', 'no' or 'untested'
-    "A finding's verdict in words: significant agreement, agreement within the noise, disagreement, or no test."
-    if ours is None or (isinstance(ours, float) and math.isnan(ours)): return "untested"
-    return "yes" if holds and significant else "direction only" if holds else "no"
-
-def findings_table(
-    findings:list[Finding],   # the findings of one run
-) -> pd.DataFrame:            # one row per finding, the fields of `Finding` as columns
-    "The findings as a tidy table, ready for `save_csv`."
-    cols = ["claim", "paper", "where", "ours", "low", "high", "unit", "holds", "significant", "verdict", "note"]
-    rows = [dict(asdict(f), verdict=verdict(f.holds, f.significant, f.ours)) for f in findings]
-    return pd.DataFrame(rows, columns=cols)
-
-# %% ../../nbs/bench/60_experiment.ipynb #45541f2c
-def directional_finding(
-    claim:str,          # the paper's claim, in words
-    paper:str,          # the paper's number, as printed
-    where:str,          # where the paper prints it
-    ours:float,         # our estimate of the effect, in the claim's units
-    low:float,          # lower end of its 95% interval
-    high:float,         # upper end
-    sign:int=1,         # +1: the claim is that the effect is above `margin`; -1: below `-margin`
-    margin:float=0.0,   # the smallest effect that counts (>= 0), in the same units
-    note:str="",        # how it was tested
-    unit:str="",        # the unit of `ours`, `low` and `high`
-) -> Finding:
-    "A `Finding` for a directional claim: holds if `sign * ours > margin`, significant if the whole interval is."
-    if sign not in (1, -1): raise ValueError(f"sign must be +1 or -1, got {sign}")
-    if margin < 0: raise ValueError(f"margin must be >= 0, got {margin}")
-    near = low if sign == 1 else high          # the end of the interval closest to the alternative
-    return Finding(claim, paper, where, ours, low, high, holds=sign * ours > margin, significant=sign * near > margin, note=note, unit=unit)
-
 # %% ../../nbs/bench/60_experiment.ipynb #597492d2
 def experiments_dir() -> Path:
     "The folder of the experiment notebooks: the wheel's `fewshot_nb/experiments`, or `nbs/` of a clone."
@@ -450,8 +384,8 @@ class RunFiles:
         f = self.csv(file)
         hit = f[f["claim"].str.contains(text, regex=False)]
         if hit.empty and self.absent == "untested":   # e.g. a run with one beta cannot test a shape over betas
-            return pd.Series(dict(claim=text, ours=float("nan"), low=float("nan"), high=float("nan"), unit="", holds=False,
-                                  significant=False, verdict="untested", note="not tested in this run"))
+            return pd.Series(dict(claim=text, ours=float("nan"), low=float("nan"), high=float("nan"), unit="", test="untested",
+                                  verdict="untested", note="not tested in this run"))
         if len(hit) != 1:
             what = "no finding" if hit.empty else f"{len(hit)} findings"
             raise KeyError(f"{what} of {self.folder/file} contain {text!r}; its claims: {list(f['claim'])}")
@@ -469,9 +403,8 @@ class RunFiles:
         return fmt_ci(r["ours"], r["low"], r["high"], digits, _suffix(r.get("unit", "")) if unit else "", signed)
 
     def verdict(self, text:str, file:str="findings.csv") -> str:
-        "'yes', 'direction only', 'no' or 'untested' for a finding."
-        r = self.finding(text, file)
-        return verdict(r["holds"], r["significant"], float(r["ours"]))
+        "A finding's verdict, as its row states it (decided by `fewshot_nb.bench.findings.decide`)."
+        return str(self.finding(text, file)["verdict"])
 
     def value(self,
               file:str,       # a CSV file of the run

@@ -1,4 +1,4 @@
-"""Every paper's findings from the experiments' stored runs, side by side: ours with its interval, the paper's number, whether it holds, and why not where it does not
+"""Every paper's findings from the experiments' stored runs, side by side: the paper's number, ours with its interval, their ratio, the seeds behind ours and the verdict, with the reason wherever a finding is not reproduced
 
 Docs: https://fewshot-nb.github.io/fewshot_nb/bench/report.html.md"""
 
@@ -10,11 +10,12 @@ import base64, html, json, math, re, shutil
 from pathlib import Path
 import pandas as pd
 from ..core import save_csv, atomic_write
-from .experiment import verdict, fmt, fmt_ci
+from .experiment import fmt, fmt_ci
+from .findings import VERDICTS, verdict_base, verdict_of
 
 # %% auto #0
-__all__ = ['PAPERS', 'EXPERIMENTS', 'FINDINGS_COLUMNS', 'VERDICTS', 'collect_findings', 'summary_table', 'run_record',
-           'report_blocks', 'write_report']
+__all__ = ['PAPERS', 'EXPERIMENTS', 'REPORT_COLUMNS', 'PASSING', 'collect_findings', 'summary_table', 'run_record',
+           'findings_view', 'report_blocks', 'write_report']
 
 # %% ../../nbs/bench/64_report.ipynb #763e0553
 PAPERS = {   # key -> the paper, as the report names it
@@ -31,11 +32,12 @@ EXPERIMENTS = {   # experiment notebook -> its paper
 }
 
 # %% ../../nbs/bench/64_report.ipynb #81aae688
-FINDINGS_COLUMNS = ["experiment", "paper", "finding", "where", "paper_number", "ours", "low", "high", "unit", "holds", "reason", "run"]
+REPORT_COLUMNS = ["experiment", "paper", "kind", "finding", "where", "paper_number", "paper_low", "paper_high", "ours", "low", "high",
+                  "unit", "ratio", "seeds", "verdict", "reason", "run"]
 
 def collect_findings(
     runs:dict,   # experiment name -> its run folder (str or Path)
-) -> pd.DataFrame: # one row per finding, FINDINGS_COLUMNS, in the order of `runs` and of each findings file
+) -> pd.DataFrame: # one row per finding, REPORT_COLUMNS, in the order of `runs` and of each findings file
     "Every finding of the given runs, with its experiment, paper, verdict and the run behind it."
     tables = []
     for name, folder in runs.items():
@@ -45,26 +47,39 @@ def collect_findings(
         f = folder/"findings.csv"
         if not f.is_file(): continue
         d = pd.read_csv(f)
-        if "verdict" not in d:
-            d["verdict"] = [verdict(h, s, o) for h, s, o in zip(d.holds, d.significant, d.ours)]
-        tables.append(pd.DataFrame(dict(experiment=name, paper=EXPERIMENTS[name], finding=d.claim, where=d["where"],
-                                        paper_number=d.paper, ours=d.ours, low=d.low, high=d.high,
-                                        unit=d["unit"] if "unit" in d else "", holds=d.verdict,
-                                        reason=d.note.astype(object).fillna("") if "note" in d else "", run=str(folder))))   # (a column of NaN only reads as float)
-    return pd.concat(tables, ignore_index=True)[FINDINGS_COLUMNS] if tables else pd.DataFrame(columns=FINDINGS_COLUMNS)
+        if "test" not in d:
+            raise ValueError(f"{f} was written before the one verdict rule (it has no `test` column): run {name} again, or "
+                             f"re-derive its findings with `python tools/render_prose.py nbs/{name}.ipynb` for a stored default run")
+        if bad := [r.claim for _, r in d.iterrows() if verdict_of(r) != r.verdict]:
+            raise ValueError(f"{f}: the verdicts of {bad} are not what their numbers give by the rule (fewshot_nb.bench.findings.decide)")
+        text = lambda col: d[col].astype(object).fillna("")   # (a column of NaN only reads as float)
+        tables.append(pd.DataFrame(dict(experiment=name, paper=EXPERIMENTS[name], kind=d.kind, finding=d.claim, where=d["where"],
+                                        paper_number=text("paper"), paper_low=d.paper_low, paper_high=d.paper_high,
+                                        ours=d.ours, low=d.low, high=d.high, unit=d["unit"], ratio=d.ratio, seeds=d.seeds,
+                                        verdict=d.verdict, reason=text("note"), run=str(folder))))
+    return pd.concat(tables, ignore_index=True)[REPORT_COLUMNS] if tables else pd.DataFrame(columns=REPORT_COLUMNS)
 
 # %% ../../nbs/bench/64_report.ipynb #70584116
-VERDICTS = ["yes", "direction only", "no", "untested"]
+PASSING = ("reproduced", "direction only", "equivalent")   # the verdicts of a control that does what it should
 
 def summary_table(
     findings:pd.DataFrame,   # `collect_findings`'s table
-) -> pd.DataFrame:           # one row per (paper, experiment): the count of each verdict and the total
-    "How many findings of each run hold, in direction only, not at all, or untested."
-    if findings.empty: return pd.DataFrame(columns=["paper", "experiment", *VERDICTS, "findings"])
-    t = findings.groupby(["paper", "experiment"], sort=False).holds.value_counts().unstack(fill_value=0)
-    t = t.reindex(columns=VERDICTS, fill_value=0)
-    t["findings"] = t.sum(axis=1)
-    return t.reset_index()
+    by:tuple=("paper", "experiment"),   # the rows: per paper and experiment, or ("paper",) for per paper
+) -> pd.DataFrame:           # one row per group: the count of each verdict of the papers' claims, their total, and the controls
+    "How many of the papers' claims get each verdict, and how many controls of ours pass."
+    by = list(by)
+    cols = [*by, *VERDICTS, "claims", "controls", "controls passing"]
+    if findings.empty: return pd.DataFrame(columns=cols)
+    f = findings.assign(verdict=findings.verdict.map(verdict_base))
+    claims = f[f.kind == "paper"]
+    t = claims.groupby(by, sort=False).verdict.value_counts().unstack(fill_value=0).reindex(columns=list(VERDICTS), fill_value=0)
+    t["claims"] = t.sum(axis=1)
+    ctl = f[f.kind == "control"].groupby(by, sort=False).verdict
+    keys = f[by].drop_duplicates().set_index(by).index
+    t = t.reindex(keys, fill_value=0)
+    t["controls"] = ctl.size().reindex(keys, fill_value=0)
+    t["controls passing"] = ctl.apply(lambda v: int(v.isin(PASSING).sum())).reindex(keys, fill_value=0)
+    return t.reset_index()[cols]
 
 # %% ../../nbs/bench/64_report.ipynb #dbb78753
 def _cell(v) -> str:
@@ -95,6 +110,17 @@ def run_record(
                 commit=r.get("git_commit"), dirty=r.get("git_dirty"), device=r.get("device"),
                 versions={k: v for k, v in (r.get("versions") or {}).items() if k in ("python", "torch", "numpy", "fewshot_nb")})
 
+def findings_view(
+    findings:pd.DataFrame,   # rows of `collect_findings`'s table
+) -> pd.DataFrame:           # the same rows with "paper's number", 'ours [95% CI]' and 'ours/paper' as text, for reading
+    "Findings as a reader compares them: the paper's number beside ours with its interval, their ratio, seeds and verdict."
+    def paper(r):
+        num = "" if math.isnan(r.paper_low) else fmt(r.paper_low, 2) if r.paper_low == r.paper_high else f"{fmt(r.paper_low, 2)} to {fmt(r.paper_high, 2)}"
+        return f"{num} ({r.paper_number})" if num and r.paper_number else num or r.paper_number
+    return findings.assign(**{"paper's number": [paper(r) for r in findings.itertuples()],
+                              "ours [95% CI]": [fmt_ci(o, l, h, 2) for o, l, h in zip(findings.ours, findings.low, findings.high)],
+                              "ours/paper": ["" if math.isnan(x) else fmt(x, 2) for x in findings.ratio]})
+
 def report_blocks(
     findings:pd.DataFrame,   # `collect_findings`'s table
     runs:dict,               # experiment name -> run folder (for figures and records)
@@ -103,20 +129,26 @@ def report_blocks(
     "The report as blocks: the top table, then per paper its findings, figures, deviations and run records."
     B = [("h1", title),
          ("p", "Every number below is read from the runs' files (findings.csv, run.json and the figures of each run "
-               "folder). 'holds' is the verdict: yes (the finding holds and its 95% interval is on the paper's side), "
-               "direction only (it holds, within the noise), no, or untested (the run cannot test it)."),
-         ("h2", "Findings per paper"), ("table", summary_table(findings))]
+               "folder). One rule decides every verdict from the paper's number and our 95% interval: reproduced (significant "
+               "in the paper's direction, the paper's value inside our interval), smaller or larger effect (significant, the "
+               "paper's value outside; ours/paper is their ratio), not reproduced (our interval excludes the paper's effect, or "
+               "goes against it), inconclusive (it holds both no effect and the paper's), equivalent or not equivalent (a "
+               "claim of no change, tested against a stated margin), direction only (a claim with no number: significant in "
+               "its direction), untested (with the reason). 'one seed' marks a verdict resting on one training run where "
+               "seeds are known to move the result. The papers' claims are counted; the controls of ours apart."),
+         ("h2", "The papers' claims"), ("table", summary_table(findings, by=("paper",))),
+         ("h2", "Per experiment"), ("table", summary_table(findings))]
     for key, paper in PAPERS.items():
         mine = findings[findings.paper == key]
         exps = [e for e in runs if EXPERIMENTS.get(e) == key]
         if not exps: continue
         B += [("h2", paper)]
         if len(mine):
-            t = mine.assign(ours=[fmt_ci(o, l, h, 2) for o, l, h in zip(mine.ours, mine.low, mine.high)])
-            B += [("h3", "Findings"), ("table", t[["experiment", "finding", "where", "paper_number", "ours", "unit", "holds"]])]
-            dev = mine[mine.holds.isin(["no", "untested"])]
-            B += [("h3", "Deviations from the paper, with their reasons")]
-            B += [("table", dev[["experiment", "finding", "holds", "reason", "run"]])] if len(dev) else [("p", "None: every finding holds.")]
+            t = findings_view(mine)
+            B += [("h3", "Findings"), ("table", t[["experiment", "kind", "finding", "where", "paper's number", "ours [95% CI]", "ours/paper", "unit", "seeds", "verdict"]])]
+            dev = mine[~mine.verdict.map(verdict_base).isin(PASSING)]
+            B += [("h3", "Findings not reproduced as the paper states them, with their reasons")]
+            B += [("table", dev[["experiment", "finding", "verdict", "reason", "run"]])] if len(dev) else [("p", "None: every finding is reproduced.")]
         for e in exps:
             folder = Path(runs[e])
             B += [("h3", f"{e}: figures and run record")]
