@@ -17,7 +17,7 @@ from test_sweep import require_slurm
 ROOT = Path(__file__).resolve().parent.parent
 CLI = str(Path(sys.executable).with_name("fewshot-nb"))
 EXPERIMENTS = sorted(p.stem for p in (ROOT/"nbs").glob("exp_*.ipynb"))
-VERDICTS = {"yes", "direction only", "no", "untested"}
+from fewshot_nb.bench.findings import VERDICTS, verdict_base
 
 
 def test_smoke_through_slurm_then_nothing_submitted(tmp_path):
@@ -30,9 +30,9 @@ def test_smoke_through_slurm_then_nothing_submitted(tmp_path):
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     F = pd.read_csv(out/"findings.csv")
     assert set(F.experiment) == set(EXPERIMENTS), f"experiments without findings: {set(EXPERIMENTS) - set(F.experiment)}"
-    assert set(F.holds) <= VERDICTS and F.finding.notna().all() and F.run.notna().all()
+    assert set(F.verdict.map(verdict_base)) <= set(VERDICTS) and set(F.kind) <= {"paper", "control"} and F.finding.notna().all() and F.run.notna().all()
     html = (out/"report"/"index.html").read_text()
-    assert "data:image/png;base64," in html and "Findings per paper" in html   # self-contained: figures embedded
+    assert "data:image/png;base64," in html and "The papers&#x27; claims" in html   # self-contained: figures embedded
     md = (out/"report"/"README.md").read_text()
     assert all(e in md for e in EXPERIMENTS)
     assert "preset smoke" in md, "the run records do not say which values the preset set"

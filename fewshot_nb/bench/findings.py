@@ -66,7 +66,7 @@ def verdict_base(v:str) -> str:
     "The verdict without its qualifier: 'reproduced (one seed)' -> 'reproduced'."
     return str(v).split(" (")[0]
 
-# %% ../../nbs/bench/60a_findings.ipynb #92709be8
+# %% ../../nbs/bench/60a_findings.ipynb #095f2b03
 _NUMBER = re.compile(r"(?<![A-Za-z.])[+\-−]?\d+(?:\.\d+)?")
 
 @dataclass
@@ -142,7 +142,7 @@ class Finding:
         if condition: return self
         return replace(self, test="untested", note=f"{why}; {self.note}" if self.note else why)
 
-# %% ../../nbs/bench/60a_findings.ipynb #2eab2454
+# %% ../../nbs/bench/60a_findings.ipynb #d98f53e8
 FINDINGS_COLUMNS = ["claim", "kind", "where", "paper", "paper_low", "paper_high", "ours", "low", "high", "unit", "ratio",
                     "seeds", "verdict", "test", "null", "sign", "margin", "margin_why", "incomparable", "seeds_matter", "note"]
 
@@ -171,7 +171,7 @@ def paper_findings_missing_numbers(
     has_number = table["paper"].fillna("").astype(str).map(lambda s: bool(_NUMBER.search(s)))
     return table[(table["kind"] == "paper") & (table["test"] == "direction") & table["paper_low"].isna() & has_number & inc]
 
-# %% ../../nbs/bench/60a_findings.ipynb #9e097c65
+# %% ../../nbs/bench/60a_findings.ipynb #eafed5fa
 def seed_pooled(
     estimates,            # one estimate per seed
     lows,                 # the lower ends of their 95% intervals
