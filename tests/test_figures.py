@@ -37,6 +37,7 @@ NO_RESULTS = {
     "90_cli": "the command line: commands and their messages",
     "index": "the landing page, whose figures come separately",
     "bench/60_experiment": "parameter checking and the findings record of the experiment notebooks",
+    "bench/60b_discussion": "discussion templates filled from a run's files: text, checked on a stored run",
     "bench/75_reproduce": "runs experiment notebooks on toy stand-ins and checks what it writes; the report it builds, with figures, is bench/64_report",
 }
 

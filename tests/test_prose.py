@@ -57,7 +57,7 @@ def _prose_text(src:str) -> list[str]:
     built in pieces, e.g. a list of f-strings joined), with the f-strings' fields left out."""
     try: tree = ast.parse("\n".join(l for l in src.split("\n") if not l.lstrip().startswith(("%", "!"))))
     except SyntaxError: return []
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", None)) == "prose"]
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", None)) in ("prose", "discuss")]
     if not calls: return []
     fstrings = [n for n in ast.walk(tree) if isinstance(n, ast.JoinedStr)]
     inside = {id(sub) for f in fstrings for sub in ast.walk(f) if sub is not f}
@@ -107,7 +107,7 @@ def prose_not_shown(src:str) -> bool:
     top-level expression, so a `prose(...)` inside an `if` or a loop, or followed by other statements, shows nothing."""
     try: tree = ast.parse("\n".join(l for l in src.split("\n") if not l.lstrip().startswith(("%", "!"))))
     except SyntaxError: return False
-    is_prose = lambda n: isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", None)) == "prose"
+    is_prose = lambda n: isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", None)) in ("prose", "discuss")
     if not any(is_prose(n) for n in ast.walk(tree)): return False
     last = tree.body[-1] if tree.body else None
     shown = isinstance(last, ast.Expr) and (is_prose(last.value) or (isinstance(last.value, ast.Call) and getattr(last.value.func, "id", None) == "display"))

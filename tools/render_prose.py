@@ -7,7 +7,8 @@ files (`fewshot_nb.bench.experiment`). When the rule of a verdict, the paper's n
 the stored run's `findings.csv` and the notebook's outputs go stale; re-running the whole experiment to refresh them
 costs minutes to an hour of training. This tool plays the notebook's kernel as `tests/test_stored_runs.py` does (the
 parameters cell and the cell after it, in `nbs/`, so `out_dir` is the stored default run `nbs/runs/<experiment>/`), then
-runs, in order, every `findings` cell (which rewrites the run's findings.csv) and every cell that calls `prose(...)`, and
+runs, in order, every `findings` cell (which rewrites the run's findings.csv) and every discussion cell (one that calls
+`discuss(template, out_dir)` or `prose(...)`), and
 stores what each shows as that cell's output. Cells that train or compute are not run.
 
     python tools/render_prose.py nbs/exp_generation.ipynb [nbs/exp_beta.ipynb ...] [--check]
@@ -20,7 +21,7 @@ import argparse, json, os, re, shutil, sys, tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PROSE = re.compile(r"^prose\(", re.M)
+PROSE = re.compile(r"^(?:prose|discuss)\(", re.M)
 
 
 def _src(c): return "".join(c["source"])

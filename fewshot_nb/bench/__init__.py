@@ -8,6 +8,8 @@ from . import experiment as _experiment
 from .experiment import *
 from . import findings as _findings
 from .findings import *
+from . import discussion as _discussion
+from .discussion import *
 from . import classification as _classification
 from .classification import *
 from . import generation as _generation
@@ -19,4 +21,4 @@ from .report import *
 from . import reproduce as _reproduce
 from .reproduce import *
 
-__all__ = [*_experiment.__all__, *_findings.__all__, *_classification.__all__, *_generation.__all__, *_evaluate.__all__, *_report.__all__, *_reproduce.__all__]
+__all__ = [*_experiment.__all__, *_findings.__all__, *_discussion.__all__, *_classification.__all__, *_generation.__all__, *_evaluate.__all__, *_report.__all__, *_reproduce.__all__]
