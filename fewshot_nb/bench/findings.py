@@ -17,7 +17,7 @@ __all__ = ['VERDICTS', 'TESTS', 'KINDS', 'FINDINGS_COLUMNS', 'decide', 'verdict_
 # %% ../../nbs/bench/60a_findings.ipynb #0661d1ef
 VERDICTS = ("reproduced", "smaller effect", "larger effect", "direction only", "equivalent",
             "not equivalent", "inconclusive", "not reproduced", "untested")   # in the order the report counts them
-TESTS = ("effect", "null", "direction", "untested")
+TESTS = ("effect", "equivalence", "direction", "untested")   # "null" is taken for "equivalence" (a claim of no effect)
 KINDS = ("paper", "control")   # a claim a paper of ours states, or a sanity or plumbing check of ours
 
 def _nan(x) -> bool:
@@ -25,7 +25,7 @@ def _nan(x) -> bool:
     except (TypeError, ValueError): return True
 
 def decide(
-    test:str,                    # 'effect', 'null', 'direction' or 'untested'
+    test:str,                    # 'effect', 'equivalence' ('null' is the same), 'direction' or 'untested'
     ours:float,                  # our estimate (NaN: not measured)
     low:float,                   # lower end of its 95% interval
     high:float,                  # upper end
@@ -33,14 +33,15 @@ def decide(
     paper_high:float=math.nan,   # the high end of the paper's range (NaN: one number)
     null:float=0.0,              # the value of `ours` that means no effect
     sign:int=0,                  # the paper's direction, +1 above `null`, -1 below ('direction'; 'effect' reads it off the paper's value)
-    margin:float=math.nan,       # 'null': the equivalence margin; 'direction': the smallest effect that counts (NaN: 0)
+    margin:float=math.nan,       # 'equivalence': the margin; 'direction': the smallest effect that counts (NaN: 0)
 ) -> str:                        # one of VERDICTS, with '(opposite direction)' where a result goes against the paper's
     "The one rule: the verdict of a finding from our interval, the paper's value and the claim's test."
+    if test == "null": test = "equivalence"
     if test not in TESTS: raise ValueError(f"test must be one of {TESTS}, got {test!r}")
     if test == "untested" or any(map(_nan, (ours, low, high))): return "untested"
     ours, low, high, null = float(ours), float(low), float(high), float(null)
-    if test == "null":
-        if _nan(margin) or margin <= 0: raise ValueError(f"a null claim needs a margin above 0, got {margin!r}")
+    if test == "equivalence":
+        if _nan(margin) or margin <= 0: raise ValueError(f"a claim of no effect needs a margin above 0, got {margin!r}")
         if null - margin <= low and high <= null + margin: return "equivalent"
         return "not equivalent" if (low > null or high < null) else "inconclusive"
     if test == "effect":
@@ -78,13 +79,13 @@ class Finding:
     low:float                  # lower end of its 95% interval
     high:float                 # upper end
     unit:str                   # the unit of ours, low, high and the paper's value
-    test:str = "effect"        # 'effect', 'null', 'direction' or 'untested' (see `decide`)
+    test:str = "effect"        # 'effect', 'equivalence' (or 'null': a claim of no effect), 'direction' or 'untested' (see `decide`)
     paper:str = ""             # the paper's number or statement, as printed
     paper_low:float = math.nan   # the paper's value in `unit`, or the low end of its range
     paper_high:float = math.nan  # the high end of its range (NaN: the one number paper_low)
     null:float = 0.0           # the value of `ours` that means no effect (0 for a difference, 50 for chance, 1 for a ratio)
     sign:int = 0               # 'direction': the paper's direction (+1: above `null`); 'effect': read off the paper's value
-    margin:float = math.nan    # 'null': the equivalence margin; 'direction': the smallest effect that counts
+    margin:float = math.nan    # 'equivalence': the margin; 'direction': the smallest effect that counts
     margin_why:str = ""        # why this margin
     incomparable:str = ""      # a 'direction' claim whose paper prints a number: why that number cannot be set against ours
     kind:str = "paper"         # 'paper': a claim a paper of ours states; 'control': a check of ours
@@ -96,6 +97,7 @@ class Finding:
         for k in ("ours", "low", "high", "paper_low", "paper_high", "null", "margin"): setattr(self, k, float(getattr(self, k)))
         self.sign, self.seeds, self.seeds_matter = int(self.sign), int(self.seeds), bool(self.seeds_matter)
         c = repr(self.claim)
+        if self.test == "null": self.test = "equivalence"   # the word a CSV reader would take for a missing value is not stored
         if self.test not in TESTS: raise ValueError(f"{c}: test must be one of {TESTS}, got {self.test!r}")
         if self.kind not in KINDS: raise ValueError(f"{c}: kind must be one of {KINDS}, got {self.kind!r}")
         if not str(self.unit).strip(): raise ValueError(f"{c}: give the unit of ours and of the paper's value (`unit`)")
@@ -110,10 +112,10 @@ class Finding:
             if self.paper_low > self.paper_high: raise ValueError(f"{c}: paper_low {self.paper_low} is above paper_high {self.paper_high}")
             if self.paper_low <= self.null <= self.paper_high:
                 raise ValueError(f"{c}: the paper's range [{self.paper_low}, {self.paper_high}] holds the null {self.null}: "
-                                 f"that is a claim of no effect (test='null', with a margin)")
+                                 f"that is a claim of no effect (test='equivalence', with a margin)")
             self.sign = 1 if self.paper_low > self.null else -1
-        if self.test == "null" and (math.isnan(self.margin) or self.margin <= 0 or not self.margin_why.strip()):
-            raise ValueError(f"{c}: a 'null' claim needs an equivalence margin above 0 and its reason (margin, margin_why)")
+        if self.test == "equivalence" and (math.isnan(self.margin) or self.margin <= 0 or not self.margin_why.strip()):
+            raise ValueError(f"{c}: a claim of no effect needs an equivalence margin above 0 and its reason (margin, margin_why)")
         if self.test == "direction":
             if self.sign not in (1, -1): raise ValueError(f"{c}: a 'direction' finding needs sign +1 or -1, got {self.sign}")
             if (self.kind == "paper" and math.isnan(self.paper_low) and _NUMBER.search(self.paper)
