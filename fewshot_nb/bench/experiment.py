@@ -380,9 +380,10 @@ class RunFiles:
                 text:str,                    # a part of the claim, unique among the run's findings
                 file:str="findings.csv",     # the findings file
                ) -> pd.Series:               # the row of that finding
-        "The one finding whose claim contains `text`."
+        "The one finding whose claim is `text`, or else contains it."
         f = self.csv(file)
-        hit = f[f["claim"].str.contains(text, regex=False)]
+        hit = f[f["claim"] == text]   # a whole claim is never ambiguous (e.g. beside its '(pooled over 3 seeds)' twin)
+        if hit.empty: hit = f[f["claim"].str.contains(text, regex=False)]
         if hit.empty and self.absent == "untested":   # e.g. a run with one beta cannot test a shape over betas
             return pd.Series(dict(claim=text, ours=float("nan"), low=float("nan"), high=float("nan"), unit="", test="untested",
                                   verdict="untested", note="not tested in this run"))
