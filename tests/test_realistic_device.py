@@ -57,7 +57,7 @@ def test_the_device_reaches_every_model(tmp_path, monkeypatch):
     monkeypatch.setattr(MetaSolver, "meta_fit", meta_fit_spy)
     methods = ["protonet", "versa", "sib", "tim", "alpha-tim", "maml", "maml-tbn", "entropy-min-ft"]
     run_notebook(dict(methods=methods, shots=[1], fig4_shot=1, imbalance_a=[1.0], lambdas=[1.0], alphas=[2.0], n_tasks=8,
-                      n_val_tasks=6, image_tasks=2, meta_steps=3, maml_epochs=0.05, seed=1, device="cpu",
+                      n_val_tasks=6, image_tasks=2, meta_steps=3, maml_steps=2, seed=1, device="cpu",
                       pretrain=dict(steps=10, cache_dir=str(tmp_path/"features")), out_dir=str(tmp_path/"out")), monkeypatch)
     assert {"pretrained_features", "solver_scorer", "meta_fit versa", "meta_fit sib", "train_regime", "finetune_scorer"} <= set(seen), seen
     assert seen.pop("pretrained_features") == ["cpu"]                       # the notebook's parameter, not the function's 'auto'

@@ -17,7 +17,7 @@ With `--check` it changes nothing: it plays the cells on a copy of the run folde
 findings.csv, or a stored output, differs from what the run's files give.
 """
 from __future__ import annotations
-import argparse, json, os, re, shutil, sys, tempfile
+import argparse, ast, json, os, re, shutil, sys, tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,12 +36,12 @@ def check_cells(nb_path:Path) -> tuple[str, str]:
 
 
 def _shown(ns:dict, src:str, name:str):
-    "Run a cell's source in `ns` and return the value of its last line, as the kernel would show it."
-    body, last = src.rstrip().rsplit("\n", 1) if "\n" in src.rstrip() else ("", src.rstrip())
-    exec(compile(body, name, "exec"), ns)
-    try: code = compile(last, f"{name} (last line)", "eval")
-    except SyntaxError: exec(compile(last, f"{name} (last line)", "exec"), ns); return None
-    return eval(code, ns)
+    "Run a cell's source in `ns` and return the value of its last statement if it is an expression, as the kernel shows it."
+    lines = [l for l in src.split("\n") if not l.lstrip().startswith(("%", "!"))]   # no magics here
+    tree = ast.parse("\n".join(lines), name)
+    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    exec(compile(tree, name, "exec"), ns)
+    return None if last is None else eval(compile(ast.Expression(last.value), f"{name} (last line)", "eval"), ns)
 
 
 def render(nb_path:Path, run_dir:Path|None=None) -> dict[int, dict|None]:

@@ -184,7 +184,7 @@ register_regime("siamese", "verification pairs, half of the same character (Koch
                 "binary cross-entropy; one-shot by the most probable match")(siamese_regime)
 
 # %% ../../nbs/bench/61_classification.ipynb #19eb18c1
-TRAIN_DEFAULTS = dict(backbone="conv4", backbone_kw={}, epochs=4.0, lr=1e-3, batch_size=128, train_way=20, train_shot=1,
+TRAIN_DEFAULTS = dict(backbone="conv4", backbone_kw={}, epochs=4.0, steps=None, lr=1e-3, batch_size=128, train_way=20, train_shot=1,
                       train_query=5, n_way=5, inner_steps=1, eval_inner_steps=3, meta_batch=4, seed=0,
                       distort=None,      # None, or the arguments of `Distorted` (random affine distortions of every training image)
                       schedule=None,     # learning-rate schedule of the `Trainer`: None, 'cosine', or 'step' (every `lr_step` steps, times `lr_gamma`)
@@ -215,16 +215,18 @@ def train_regime(
     channels_last:bool=True, # channels-last memory format (faster Conv4 on CPU; not for MAML)
     **cfg,                   # overrides of `TRAIN_DEFAULTS`: backbone, backbone_kw, epochs, lr, batch_size, train_way, ...
 ) -> tuple:                  # (trained Method with its best weights, history DataFrame, Trainer)
-    "Train regime `name` for `epochs` passes over `train` from the initial weights of `seed` (the same for every regime)."
+    "Train regime `name` for `epochs` passes over `train` (or `steps` optimiser steps) from the initial weights of `seed` (the same for every regime)."
     if name not in REGIMES: raise ValueError(f"unknown training regime {name!r}; registered: {', '.join(REGIMES)}")
     if unknown := sorted(set(cfg) - set(TRAIN_DEFAULTS)): raise ValueError(f"unknown training options {unknown}; known: {', '.join(TRAIN_DEFAULTS)}")
     cfg = {**TRAIN_DEFAULTS, **cfg}
     if not cfg["epochs"] > 0: raise ValueError(f"epochs must be > 0, got {cfg['epochs']}")
+    if cfg["steps"] is not None and (isinstance(cfg["steps"], bool) or not isinstance(cfg["steps"], int) or cfg["steps"] < 1):
+        raise ValueError(f"steps must be a positive int or None (then `epochs` sets the budget), got {cfg['steps']!r}")
     torch.manual_seed(cfg["seed"])                 # the same initial backbone weights for every regime
     net = make_backbone(cfg["backbone"], **cfg["backbone_kw"])
     method, source = REGIMES[name].build(net, train, cfg)
     if cfg["distort"] is not None: source = Distorted(source, **cfg["distort"])
-    n_steps = max(1, round(cfg["epochs"] * len(train) / images_per_step(source)))
+    n_steps = cfg["steps"] or max(1, round(cfg["epochs"] * len(train) / images_per_step(source)))   # steps, if given, win over epochs
     val_kw = dict(val_images=val, val_tasks=val_tasks, val_every=max(1, n_steps // 8)) if val_tasks is not None else {}
     trainer = Trainer(method, source, n_steps=n_steps, lr=cfg["lr"], seed=cfg["seed"], schedule=cfg["schedule"], optimizer=cfg["optimizer"],
                       weight_decay=cfg["weight_decay"], lr_step=cfg["lr_step"], lr_gamma=cfg["lr_gamma"], checkpoint=checkpoint, device=device,

@@ -15,7 +15,7 @@ from .experiment import RunFiles, fmt, fmt_ci, stored_run
 __all__ = ['findings_markdown', 'render_template', 'discuss']
 
 # %% ../../nbs/bench/60b_discussion.ipynb #64fe96b9
-_PLACEHOLDER = re.compile(r"(?<!\{)\{(?!\{)(@\w+\s+)?([^{}]+?)(?:\s*\|\s*([+]?\.\d+|d))?\}(?!\})")
+_PLACEHOLDER = re.compile(r"(?<!\{)\{(?!\{)(@\w+\s+)?([^{}]+?)(?:\s*\|\s*(%?[+]?\.\d+|%|d|g))?\}(?!\})")
 _MISSING = "n/a (not in this run)"
 
 class _Miss(Exception): "A placeholder whose file, row or finding this run does not hold."
@@ -25,6 +25,8 @@ def _number(x, fmtspec:str|None) -> str:
     x = float(x)
     if math.isnan(x): return "n/a"
     if fmtspec == "d": return f"{round(x):d}"
+    if fmtspec == "g": return f"{x:g}"
+    if fmtspec and fmtspec.startswith("%"): x, fmtspec = 100 * x, fmtspec[1:] or None   # a fraction written as a percent
     digits = int(fmtspec.split(".")[1]) if fmtspec else 1
     return fmt(x, digits, signed=bool(fmtspec) and fmtspec.startswith("+"))
 
@@ -33,9 +35,10 @@ def _finding(R:RunFiles, kind:str, text:str, fmtspec:str|None) -> str:
     hit = f[f["claim"].str.contains(text, regex=False)]
     if hit.empty: raise _Miss(text)
     r = R.finding(text)   # refuses an ambiguous text, with the claims there are
-    digits = int(fmtspec.split(".")[1]) if fmtspec and fmtspec != "d" else 1
-    if kind in ("finding", "finding+"):
-        return R.ci(text, digits=digits, signed=kind == "finding+")
+    digits = int(fmtspec.split(".")[1]) if fmtspec and "." in fmtspec else 1
+    if kind in ("finding", "finding+"):   # the unit follows where it is short ('%', ' points'); the text names any other
+        short = str(r.get("unit", "")).split(" (")[0] in ("percent", "percentage points", "points")
+        return R.ci(text, digits=digits, signed=kind == "finding+", unit=short)
     if kind == "verdict": return str(r["verdict"])
     if kind == "seeds": return f"{int(r['seeds'])}"
     if kind == "ratio": return _number(r.get("ratio", math.nan), fmtspec or ".2")
@@ -55,7 +58,9 @@ def _cell(R:RunFiles, file:str, rest:str, fmtspec:str|None) -> str:
         k, v = (s.strip() for s in pair.split("=", 1))
         if k not in d.columns: raise KeyError(f"{file} has no column {k!r}; its columns: {list(d.columns)}")
         col = d[k]
-        d = d[pd.to_numeric(pd.Series([v]), errors="coerce").iloc[0] == col] if pd.api.types.is_numeric_dtype(col) else d[col.astype(str) == v]
+        if pd.api.types.is_bool_dtype(col): d = d[col == (v.lower() in ("true", "1", "yes"))]
+        elif pd.api.types.is_numeric_dtype(col): d = d[pd.to_numeric(pd.Series([v]), errors="coerce").iloc[0] == col]
+        else: d = d[col.astype(str) == v]
     if d.empty: raise _Miss(f"{file}: {sel}")
     words = what.split()
     if words == ["count"]: return _number(len(d), fmtspec or "d")
@@ -98,6 +103,7 @@ def render_template(
         at, spec, fmtspec = (m.group(1) or "").strip().lstrip("@"), m.group(2).strip(), m.group(3)
         if at and at not in runs: raise KeyError(f"{{@{at} ...}}: no stored run named {at!r} was given; given: {sorted(runs)}")
         R = runs[at] if at else files
+        if R is None: missed.append(spec); return _MISSING
         try:
             if spec == "findings": return findings_markdown(R.csv("findings.csv"))
             kind, _, rest = spec.partition(":")
@@ -132,7 +138,7 @@ def discuss(
     "Show a discussion: the template filled from the run's files (and those of the stored runs named)."
     from IPython.display import Markdown
     others = {}
-    for name, folder in runs.items():
-        f = stored_run(folder, "run.json")
-        if f is not None: others[name] = RunFiles(f)
+    for name, folder in runs.items():   # a stored run not found (e.g. a wheel without it): its items are left out, and said so
+        f = next((f for m in ("run.json", "README.md", "summary.csv") if (f := stored_run(folder, m)) is not None), None)
+        others[name] = RunFiles(f) if f is not None else None
     return Markdown(render_template(template, RunFiles(out_dir), others))
