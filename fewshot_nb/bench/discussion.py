@@ -15,7 +15,7 @@ from .experiment import RunFiles, fmt, fmt_ci, stored_run
 __all__ = ['findings_markdown', 'render_template', 'discuss']
 
 # %% ../../nbs/bench/60b_discussion.ipynb #64fe96b9
-_PLACEHOLDER = re.compile(r"(?<!\{)\{(?!\{)(@\w+\s+)?([^{}]+?)(?:\s*\|\s*(%?[+]?\.\d+|%|d|g))?\}(?!\})")
+_PLACEHOLDER = re.compile(r"(?<!\{)\{(?!\{)(@\w+\s+)?([^{}]+?)(?:\s*\|\s*(%?[+]?\.\d+|%|,?d|g))?\}(?!\})")
 _MISSING = "n/a (not in this run)"
 
 class _Miss(Exception): "A placeholder whose file, row or finding this run does not hold."
@@ -24,7 +24,7 @@ def _number(x, fmtspec:str|None) -> str:
     if isinstance(x, str): return x
     x = float(x)
     if math.isnan(x): return "n/a"
-    if fmtspec == "d": return f"{round(x):d}"
+    if fmtspec in ("d", ",d"): return f"{round(x):{fmtspec}}"
     if fmtspec == "g": return f"{x:g}"
     if fmtspec and fmtspec.startswith("%"): x, fmtspec = 100 * x, fmtspec[1:] or None   # a fraction written as a percent
     digits = int(fmtspec.split(".")[1]) if fmtspec else 1
@@ -48,6 +48,19 @@ def _finding(R:RunFiles, kind:str, text:str, fmtspec:str|None) -> str:
         return fmt(lo, digits) if lo == hi else f"{fmt(lo, digits)} to {fmt(hi, digits)}"
     raise ValueError(f"unknown placeholder kind {kind!r}")
 
+def _json(R:RunFiles, file:str, rest:str, fmtspec:str|None) -> str:
+    "A value of a JSON file of the run (e.g. run.json), by its dotted path after '->'."
+    import json
+    if not (R.folder/file).is_file(): raise _Miss(file)
+    x = json.loads((R.folder/file).read_text())
+    path = rest.split("->", 1)[1].strip() if "->" in rest else rest.strip()
+    for k in filter(None, path.split(".")):
+        if not isinstance(x, dict) or k not in x: raise _Miss(f"{file}: {path}")
+        x = x[k]
+    if isinstance(x, (list, dict)): raise ValueError(f"{{{file}: -> {path}}} is a {type(x).__name__}, not a value: name one of its items")
+    if isinstance(x, (str, bool)) or x is None or (isinstance(x, int) and fmtspec is None): return str(x)   # an int stays one
+    return _number(x, fmtspec)
+
 def _cell(R:RunFiles, file:str, rest:str, fmtspec:str|None) -> str:
     if "->" not in rest: raise ValueError(f"{{{file}: {rest}}}: name the column after '->', e.g. {{{file}: method=mhd -> error_pct}}")
     sel, what = (s.strip() for s in rest.split("->", 1))
@@ -61,9 +74,9 @@ def _cell(R:RunFiles, file:str, rest:str, fmtspec:str|None) -> str:
         if pd.api.types.is_bool_dtype(col): d = d[col == (v.lower() in ("true", "1", "yes"))]
         elif pd.api.types.is_numeric_dtype(col): d = d[pd.to_numeric(pd.Series([v]), errors="coerce").iloc[0] == col]
         else: d = d[col.astype(str) == v]
-    if d.empty: raise _Miss(f"{file}: {sel}")
     words = what.split()
-    if words == ["count"]: return _number(len(d), fmtspec or "d")
+    if words == ["count"]: return _number(len(d), fmtspec or "d")   # rows selected: 0 is an answer
+    if d.empty: raise _Miss(f"{file}: {sel}")
     if len(words) == 2 and words[0] in ("min", "max", "mean", "sum"):
         return _number(getattr(d[words[1]], words[0])(), fmtspec)
     if len(words) == 4 and words[1] == "at" and words[2] in ("min", "max"):
@@ -112,6 +125,7 @@ def render_template(
                 f = R.csv("findings.csv"); return findings_markdown(f[f["claim"].str.contains(rest, regex=False)])
             if kind in ("finding", "finding+", "verdict", "paper", "ratio", "seeds"): return _finding(R, kind, rest, fmtspec)
             if kind.endswith(".csv"): return _cell(R, kind, rest, fmtspec)
+            if kind.endswith(".json"): return _json(R, kind, rest, fmtspec)
             raise ValueError(f"unknown placeholder {{{spec}}}: a placeholder starts with finding:, finding+:, verdict:, paper:, ratio:, "
                              f"seeds:, findings or FILE.csv:")
         except _Miss:
