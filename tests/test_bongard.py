@@ -37,9 +37,19 @@ def test_exp_bongard_tiny_run_every_method_and_rerun_loads(tmp_path):
     assert table.acc_pct.between(0, 100).all() and (table.half_width_pct >= 0).all()
     findings = pd.read_csv(out/"findings.csv")
     assert {"ProtoNet beats the CNN-Baseline", "BA is the easiest test set for ProtoNet, MetaOptNet and the Meta-Baselines",
-            "ProtoNet solves more test problems than untrained", "the backbone learns convex at 32 px"} <= set(findings.claim)
+            "ProtoNet solves more test problems than untrained", "the backbone learns convex at 32 px",
+            "the backbone is near perfect on convex at 512 px"} <= set(findings.claim)
+    from fewshot_nb.bongard.baselines import BONGARD_METHODS
+    for m in methods:   # every method of Table 3 trained here has its Train and test rows, tested
+        rows = findings[findings.claim.isin([f"{BONGARD_METHODS[m][0]} solves its training problems above chance",
+                                             f"{BONGARD_METHODS[m][0]} solves the test problems above chance"])]
+        assert len(rows) == 2 and (rows.test == "effect").all() and rows.ours.notna().all(), m
     assert set(findings.unit) == {"percentage points", "percent (accuracy)"}
-    assert set(findings.met_by_untrained.dropna()) <= {True, False}
+    from fewshot_nb.bench.findings import VERDICTS, verdict_base, verdict_of
+    assert set(findings.kind) == {"paper", "control"}
+    assert [verdict_of(r) for _, r in findings.iterrows()] == list(findings.verdict)      # the one rule decided every verdict
+    assert set(findings.untrained_verdict.dropna().map(verdict_base)) <= set(VERDICTS)   # the same claim with the untrained control
+    assert findings[findings.claim.str.contains("than untrained")].kind.eq("control").all()
     att = pd.read_csv(out/"attributes.csv")
     assert set(att.attribute) == {"convex", "has_two_parts"} and set(att.size_px) == {32} and set(att.split) == {"train", "test"}
     assert {"train_acc_frac", "val_acc_frac", "val_ci_frac"} <= set(pd.read_csv(out/"training.csv").columns)
@@ -77,7 +87,9 @@ def test_exp_bongard_free_form_variant(tmp_path):
     assert set(table.column) == {"Train", "FF"}
     paper = pd.read_csv(out/"paper_table3.csv")
     assert list(paper.columns) == ["name", "Train_pct", "FF_pct"] and paper.set_index("name").loc["WReN-Bongard", "FF_pct"] == 74.5
-    assert "CNN-Baseline is near chance on FF" in set(pd.read_csv(out/"findings.csv").claim)
+    findings = pd.read_csv(out/"findings.csv")
+    assert "CNN-Baseline on free-form problems alone: near chance" in set(findings.claim)
+    assert findings["where"].str.startswith(("Table 2", "control")).all()   # Table 2's claims only (and the controls of training)
 
 
 @pytest.mark.parametrize("params, message", [
