@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import papermill as pm
 import pytest
+from fewshot_nb.bench.findings import VERDICTS, verdict_base, verdict_of
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = dict(algorithms=["protonet"], optimizers=["adam", "sgd"], n_configs=1, seeds=[1, 2], repeats=2, rerun_threads=[1, 1, 2], epochs=0.05,
@@ -51,7 +52,15 @@ def test_exp_reproducibility_tiny_study_resumes_and_analyses(tmp_path):
     sim = pd.read_csv(out/"simulated.csv")
     assert set(sim.truth) == {"holds", "fails"} and sim.draws.eq(2).all()
     findings = pd.read_csv(out/"findings.csv")
-    assert {"yes", "no", "direction only", "untested"} >= set(findings.verdict) and findings.claim.str.startswith("H3: rerun 2").any()
+    assert set(findings.verdict.map(verdict_base)) <= set(VERDICTS) and findings.apply(verdict_of, axis=1).eq(findings.verdict).all()
+    F = findings.set_index("claim")
+    lrt = F[F.index.str.endswith("(the paper's LRT)")]        # H1 and H2 judged by the paper's test, for equivalence within a margin
+    assert list(lrt.index.str[:2]) == ["H1", "H2"] and set(lrt.kind) == {"paper"} and set(lrt.test) == {"equivalence"} and lrt.margin.gt(0).all()
+    rerun = F[F.index.str.startswith("H3: rerun")]            # run by run, fixed by design on a CPU: controls
+    assert list(rerun.index.str[:11]) == ["H3: rerun 2", "H3: rerun 3"] and set(rerun.kind) == {"control"}
+    assert rerun.verdict.iloc[0] == "equivalent" and (rerun.verdict.iloc[1] == "direction only") == (rt.loc["3 - 1", "units_changed"] > 0)
+    assert F.loc["H1, the block test of ours: the repeats of a (configuration, seed, rerun) end bit-identical", "verdict"] == "equivalent"
+    assert len(F[F.index.str.startswith("TADAM")]) == 3 and F[F.index.str.startswith("TADAM")].verdict.eq("untested").all()
     for f in ("anova.csv", "blocks.csv", "experiments.csv", "seed_spread.csv", "control_runs.csv", "fig_reproducibility.png", "run.json"):
         assert (out/f).stat().st_size > 0, f
     if os.environ.get("FEWSHOT_REQUIRE_R"):
