@@ -145,3 +145,35 @@ def test_stored_discussions_match_their_runs(tmp_path, capsys):
     copy = tmp_path/"exp_generation.ipynb"
     copy.write_text(json.dumps(nb), encoding="utf-8")
     assert rp.main([str(copy), "--check"]) == 1
+
+
+def builds_sentences(src:str) -> list[str]:
+    """What makes a discussion cell code instead of a template: a call to `prose(...)` (Markdown built by code), an
+    f-string, or a `discuss(...)` whose template is not one plain string literal."""
+    try: tree = ast.parse("\n".join(l for l in src.split("\n") if not l.lstrip().startswith(("%", "!"))))
+    except SyntaxError: return []
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", None) in ("prose", "discuss")]
+    if not calls: return []
+    out = [f"calls {getattr(c.func, 'id')}(...) with a template built by code" for c in calls
+           if getattr(c.func, "id") == "prose" or not (c.args and isinstance(c.args[0], ast.Constant) and isinstance(c.args[0].value, str))]
+    if any(isinstance(n, ast.JoinedStr) for n in ast.walk(tree)): out.append("builds text with an f-string")
+    if any(isinstance(n, (ast.If, ast.For, ast.While, ast.IfExp, ast.Lambda, ast.ListComp, ast.GeneratorExp)) for n in ast.walk(tree)):
+        out.append("branches, loops or defines functions")
+    return out
+
+
+def test_the_template_rule():
+    assert builds_sentences('prose(f"ours: {x}")')
+    assert builds_sentences('lines = []\nif ok: lines.append("a")\ndiscuss("\\n".join(lines), out_dir)')
+    assert builds_sentences('discuss(f"{x}", out_dir)')
+    assert not builds_sentences('#| echo: false\ndiscuss("""PT-MAP drops {finding: pt-map}.""", out_dir, seed1="nbs/results/x")')
+    assert not builds_sentences('x = 1')
+
+
+@pytest.mark.parametrize("nb", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
+def test_discussions_are_templates(nb):
+    "Every discussion of an experiment notebook is one `discuss` template (issue 45): no code builds its sentences."
+    cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+    bad = [(i, why) for i, c in enumerate(cells) if c["cell_type"] == "code" for why in builds_sentences("".join(c["source"]))]
+    assert not bad, f"{nb.name}: discussion cells built by code: {bad}"
+    assert any("discuss(" in "".join(c["source"]) for c in cells if c["cell_type"] == "code"), f"{nb.name} has no discussion"

@@ -14,7 +14,8 @@ stores what each shows as that cell's output. Cells that train or compute are no
     python tools/render_prose.py nbs/exp_generation.ipynb [nbs/exp_beta.ipynb ...] [--check]
 
 With `--check` it changes nothing: it plays the cells on a copy of the run folder and exits 1 when the stored
-findings.csv, or a stored output, differs from what the run's files give.
+findings.csv, or a stored output, differs from what the run's files give, or when a discussion cannot be rendered from
+the files alone (it reads a variable of a cell that computes).
 """
 from __future__ import annotations
 import argparse, ast, json, os, re, shutil, sys, tempfile
@@ -22,6 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PROSE = re.compile(r"^(?:prose|discuss)\(", re.M)
+NOT_RENDERED = "not rendered"   # a discussion cell that reads a variable instead of a file: stale under --check
 
 
 def _src(c): return "".join(c["source"])
@@ -66,8 +68,9 @@ def render(nb_path:Path, run_dir:Path|None=None) -> dict[int, dict|None]:
                 out[k] = None if shown is None else {"text/plain": str(shown)}
             elif PROSE.search(s):
                 try: shown = _shown(ns, s, f"{nb_path.name}:cell {k}")
-                except NameError as e:   # the cell reads a variable of a computing cell: only a re-run renders it
-                    print(f"{nb_path.name}: cell {k} not rendered ({e}: a variable of a cell that computes; re-run the notebook)")
+                except NameError as e:   # the cell reads a variable of a computing cell: a discussion must read files only
+                    print(f"{nb_path.name}: cell {k} not rendered ({e}: a variable of a cell that computes; a discussion reads the run's files only)")
+                    out[k] = NOT_RENDERED
                     continue
                 out[k] = None if shown is None else {"text/markdown": shown.data}
         return out
@@ -115,6 +118,7 @@ def main(argv=None) -> int:
             if a.check and (run/"findings.csv").is_file() and (copy/"findings.csv").read_bytes() != (run/"findings.csv").read_bytes():
                 changed.append("findings.csv")
         for k, data in shown.items():
+            if data == NOT_RENDERED: changed.append(f"{k} (not rendered)"); continue
             if _stored(nb["cells"][k]) == data: continue
             changed.append(k)
             if not a.check: nb["cells"][k]["outputs"] = [] if data is None else _output(data)

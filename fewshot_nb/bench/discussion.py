@@ -66,9 +66,10 @@ def _cell(R:RunFiles, file:str, rest:str, fmtspec:str|None) -> str:
     sel, what = (s.strip() for s in rest.split("->", 1))
     if not (R.folder/file).is_file(): raise _Miss(file)
     d = R.csv(file)
-    for pair in filter(None, (p.strip() for p in sel.split(","))):
-        if "=" not in pair: raise ValueError(f"{{{file}: {rest}}}: select rows with col=value pairs, got {pair!r}")
-        k, v = (s.strip() for s in pair.split("=", 1))
+    pairs = re.findall(r'\s*([^=,]+?)\s*=\s*("[^"]*"|[^,]*)\s*(?:,|$)', sel)   # col=value, col="a value, with commas"
+    if sel.strip() and not pairs: raise ValueError(f"{{{file}: {rest}}}: select rows with col=value pairs, got {sel!r}")
+    for k, v in pairs:
+        v = v.strip()[1:-1] if v.strip().startswith('"') else v.strip()
         if k not in d.columns: raise KeyError(f"{file} has no column {k!r}; its columns: {list(d.columns)}")
         col = d[k]
         if pd.api.types.is_bool_dtype(col): d = d[col == (v.lower() in ("true", "1", "yes"))]
