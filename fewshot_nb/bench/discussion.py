@@ -15,7 +15,7 @@ from .experiment import RunFiles, fmt, fmt_ci, stored_run
 __all__ = ['findings_markdown', 'render_template', 'discuss']
 
 # %% ../../nbs/bench/60b_discussion.ipynb #64fe96b9
-_PLACEHOLDER = re.compile(r"(?<!\{)\{(?!\{)(@\w+\s+)?([^{}]+?)(?:\s*\|\s*(%?[+]?\.\d+|%|,?d|g))?\}(?!\})")
+_PLACEHOLDER = re.compile(r"(?<!\{)\{(?!\{)(@\w+\s+)?([^{}]+?)(?:\s*\|\s*(%?[+]?\.\d+g?|%|,?d|g))?\}(?!\})")
 _MISSING = "n/a (not in this run)"
 
 class _Miss(Exception): "A placeholder whose file, row or finding this run does not hold."
@@ -26,6 +26,7 @@ def _number(x, fmtspec:str|None) -> str:
     if math.isnan(x): return "n/a"
     if fmtspec in ("d", ",d"): return f"{round(x):{fmtspec}}"
     if fmtspec == "g": return f"{x:g}"
+    if fmtspec.endswith("g"): return f"{x:.{int(fmtspec[1:-1])}g}"   # significant digits, e.g. a p-value
     if fmtspec and fmtspec.startswith("%"): x, fmtspec = 100 * x, fmtspec[1:] or None   # a fraction written as a percent
     digits = int(fmtspec.split(".")[1]) if fmtspec else 1
     return fmt(x, digits, signed=bool(fmtspec) and fmtspec.startswith("+"))
@@ -75,7 +76,8 @@ def _cell(R:RunFiles, file:str, rest:str, fmtspec:str|None) -> str:
         if pd.api.types.is_bool_dtype(col): d = d[col == (v.lower() in ("true", "1", "yes"))]
         elif pd.api.types.is_numeric_dtype(col): d = d[pd.to_numeric(pd.Series([v]), errors="coerce").iloc[0] == col]
         else: d = d[col.astype(str) == v]
-    words = what.split()
+    import shlex
+    words = shlex.split(what)   # a column name with a space is quoted: -> "F value"
     if words == ["count"]: return _number(len(d), fmtspec or "d")   # rows selected: 0 is an answer
     if d.empty: raise _Miss(f"{file}: {sel}")
     if len(words) == 2 and words[0] in ("min", "max", "mean", "sum"):
