@@ -26,7 +26,7 @@ def _number(x, fmtspec:str|None) -> str:
     if math.isnan(x): return "n/a"
     if fmtspec in ("d", ",d"): return f"{round(x):{fmtspec}}"
     if fmtspec == "g": return f"{x:g}"
-    if fmtspec.endswith("g"): return f"{x:.{int(fmtspec[1:-1])}g}"   # significant digits, e.g. a p-value
+    if fmtspec and fmtspec.endswith("g"): return f"{x:.{int(fmtspec[1:-1])}g}"   # significant digits, e.g. a p-value
     if fmtspec and fmtspec.startswith("%"): x, fmtspec = 100 * x, fmtspec[1:] or None   # a fraction written as a percent
     digits = int(fmtspec.split(".")[1]) if fmtspec else 1
     return fmt(x, digits, signed=bool(fmtspec) and fmtspec.startswith("+"))
