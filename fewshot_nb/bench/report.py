@@ -70,15 +70,14 @@ def summary_table(
     by = list(by)
     cols = [*by, *VERDICTS, "claims", "controls", "controls passing"]
     if findings.empty: return pd.DataFrame(columns=cols)
-    f = findings.assign(verdict=findings.verdict.map(verdict_base))
-    claims = f[f.kind == "paper"]
-    t = claims.groupby(by, sort=False).verdict.value_counts().unstack(fill_value=0).reindex(columns=list(VERDICTS), fill_value=0)
+    f = findings.assign(verdict=findings.verdict.map(verdict_base), passing=findings.verdict.map(verdict_base).isin(PASSING))
+    keys = pd.MultiIndex.from_frame(f[by].drop_duplicates()) if len(by) > 1 else pd.Index(f[by[0]].drop_duplicates(), name=by[0])
+    count = lambda d, col: d.groupby(by, sort=False)[col].sum().reindex(keys, fill_value=0).astype(int) if len(d) else pd.Series(0, index=keys)
+    claims, ctl = f[f.kind == "paper"], f[f.kind == "control"]
+    t = pd.DataFrame({v: count(claims.assign(x=claims.verdict == v), "x") for v in VERDICTS}, index=keys)
     t["claims"] = t.sum(axis=1)
-    ctl = f[f.kind == "control"].groupby(by, sort=False).verdict
-    keys = f[by].drop_duplicates().set_index(by).index
-    t = t.reindex(keys, fill_value=0)
-    t["controls"] = ctl.size().reindex(keys, fill_value=0)
-    t["controls passing"] = ctl.apply(lambda v: int(v.isin(PASSING).sum())).reindex(keys, fill_value=0)
+    t["controls"] = count(ctl.assign(x=1), "x")
+    t["controls passing"] = count(ctl, "passing")
     return t.reset_index()[cols]
 
 # %% ../../nbs/bench/64_report.ipynb #dbb78753
