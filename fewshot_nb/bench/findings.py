@@ -144,7 +144,7 @@ class Finding:
         if condition: return self
         return replace(self, test="untested", note=f"{why}; {self.note}" if self.note else why)
 
-# %% ../../nbs/bench/60a_findings.ipynb #d98f53e8
+# %% ../../nbs/bench/60a_findings.ipynb #27bf386a
 FINDINGS_COLUMNS = ["claim", "kind", "where", "paper", "paper_low", "paper_high", "ours", "low", "high", "unit", "ratio",
                     "seeds", "verdict", "test", "null", "sign", "margin", "margin_why", "incomparable", "seeds_matter", "note"]
 
@@ -173,7 +173,7 @@ def paper_findings_missing_numbers(
     has_number = table["paper"].fillna("").astype(str).map(lambda s: bool(_NUMBER.search(s)))
     return table[(table["kind"] == "paper") & (table["test"] == "direction") & table["paper_low"].isna() & has_number & inc]
 
-# %% ../../nbs/bench/60a_findings.ipynb #eafed5fa
+# %% ../../nbs/bench/60a_findings.ipynb #6f3b904b
 def seed_pooled(
     estimates,            # one estimate per seed
     lows,                 # the lower ends of their 95% intervals
