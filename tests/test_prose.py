@@ -123,14 +123,6 @@ def test_the_shown_rule():
     assert not prose_not_shown('x = 1')
 
 
-@pytest.mark.parametrize("nb", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
-def test_prose_is_shown(nb):
-    "Every discussion cell displays its prose (a lost `prose(...)` leaves the page without its discussion)."
-    cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
-    bad = [i for i, c in enumerate(cells) if c["cell_type"] == "code" and prose_not_shown("".join(c["source"]))]
-    assert not bad, f"{nb.name}: cells {bad} call prose(...) where IPython shows nothing: end the cell with prose(text)"
-
-
 def test_stored_discussions_match_their_runs(tmp_path, capsys):
     """The stored output of every discussion cell that reads files only is what the stored default run gives now
     (`tools/render_prose.py --check`): a wording changed without re-rendering, or a run file replaced, fails here."""
@@ -171,9 +163,10 @@ def test_the_template_rule():
 
 
 @pytest.mark.parametrize("nb", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
-def test_discussions_are_templates(nb):
-    "Every discussion of an experiment notebook is one `discuss` template (issue 45): no code builds its sentences."
-    cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
-    bad = [(i, why) for i, c in enumerate(cells) if c["cell_type"] == "code" for why in builds_sentences("".join(c["source"]))]
-    assert not bad, f"{nb.name}: discussion cells built by code: {bad}"
-    assert any("discuss(" in "".join(c["source"]) for c in cells if c["cell_type"] == "code"), f"{nb.name} has no discussion"
+def test_discussions_are_shown_templates(nb):
+    """Every discussion of an experiment notebook is one `discuss` template (issue 45): no code builds its sentences,
+    and the cell shows it (a template inside an `if`, or followed by other statements, leaves the page without it)."""
+    cells = [(i, "".join(c["source"])) for i, c in enumerate(json.loads(nb.read_text(encoding="utf-8"))["cells"]) if c["cell_type"] == "code"]
+    bad = [(i, why) for i, src in cells for why in builds_sentences(src)] + [(i, "not shown") for i, src in cells if prose_not_shown(src)]
+    assert not bad, f"{nb.name}: discussion cells built by code or not shown: {bad}"
+    assert any("discuss(" in src for _, src in cells), f"{nb.name} has no discussion"
