@@ -71,7 +71,7 @@ def _cell(R:RunFiles, file:str, rest:str, fmtspec:str|None) -> str:
     if sel.strip() and not pairs: raise ValueError(f"{{{file}: {rest}}}: select rows with col=value pairs, got {sel!r}")
     for k, v in pairs:
         v = v.strip()[1:-1] if v.strip().startswith('"') else v.strip()
-        if k not in d.columns: raise KeyError(f"{file} has no column {k!r}; its columns: {list(d.columns)}")
+        if k not in d.columns: raise _Miss(f"{file} has no column {k!r}")   # a run made with other parameters (no sweep of k): not in this run
         col = d[k]
         if pd.api.types.is_bool_dtype(col): d = d[col == (v.lower() in ("true", "1", "yes"))]
         elif pd.api.types.is_numeric_dtype(col): d = d[pd.to_numeric(pd.Series([v]), errors="coerce").iloc[0] == col]
