@@ -63,6 +63,10 @@ def decide(
     if sign * (far - null) < m: return "not reproduced (opposite direction)" if sign * (far - null) < 0 else "not reproduced"
     return "inconclusive"
 
+def _qualified(v:str, seeds_matter:bool, seeds:int) -> str:
+    "A verdict with '(one seed)' where seeds are known to move the result and one is all there is."
+    return v + " (one seed)" if seeds_matter and int(seeds) == 1 and v != "untested" else v
+
 def verdict_base(v:str) -> str:
     "The verdict without its qualifier: 'reproduced (one seed)' -> 'reproduced'."
     return str(v).split(" (")[0]
@@ -127,8 +131,8 @@ class Finding:
     @property
     def verdict(self) -> str:
         "The verdict by the one rule (`decide`), with '(one seed)' where seeds matter and one is all we have."
-        v = decide(self.test, self.ours, self.low, self.high, self.paper_low, self.paper_high, self.null, self.sign, self.margin)
-        return v + " (one seed)" if self.seeds_matter and self.seeds == 1 and v != "untested" else v
+        return _qualified(decide(self.test, self.ours, self.low, self.high, self.paper_low, self.paper_high, self.null, self.sign, self.margin),
+                          self.seeds_matter, self.seeds)
 
     @property
     def ratio(self) -> float:
@@ -162,8 +166,7 @@ def verdict_of(
     g = lambda k, d=math.nan: d if k not in row or (not isinstance(row[k], str) and _nan(row[k])) else row[k]
     v = decide(str(g("test", "untested")), g("ours"), g("low"), g("high"), g("paper_low"), g("paper_high"), float(g("null", 0.0)),
                int(g("sign", 0)), g("margin"))
-    one = bool(g("seeds_matter", False)) and int(g("seeds", 1)) == 1 and v != "untested"
-    return v + " (one seed)" if one else v
+    return _qualified(v, bool(g("seeds_matter", False)), int(g("seeds", 1)))
 
 def paper_findings_missing_numbers(
     table:pd.DataFrame,   # a findings table (FINDINGS_COLUMNS)
