@@ -17,8 +17,9 @@ from statsmodels.regression.mixed_linear_model import MixedLM, VCSpec
 from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
 # %% auto #0
-__all__ = ['simulate_runs', 'MixedFit', 'fit_mixed', 'random_effects_lrt', 'contrast_test', 'fixed_effect_test', 'contrasts',
-           'simulate_reruns', 'rerun_test', 'block_test', 'has_lme4', 'lme4_fit', 'compare_with_lme4']
+__all__ = ['simulate_runs', 'MixedFit', 'fit_mixed', 'random_effects_lrt', 'random_effect_ci', 'contrast_test',
+           'fixed_effect_test', 'contrasts', 'simulate_reruns', 'rerun_test', 'block_test', 'has_lme4', 'lme4_fit',
+           'compare_with_lme4']
 
 # %% ../nbs/01a_mixed.ipynb #335799a6
 def simulate_runs(
@@ -391,6 +392,46 @@ def random_effects_lrt(
         rows.append({"model": f"without (1 | {r})", "npar": red.n_params, "logLik": red.llf, "AIC": red.aic, "LRT": lrt, "Df": 1,
                      "Pr(>Chisq)": p, "Pr(>Chisq)/2": p / 2})
     return pd.DataFrame(rows).astype({"Df": "Int64"})
+
+# %% ../nbs/01a_mixed.ipynb #3a41c2c0
+def random_effect_ci(
+    fit:MixedFit,             # a fit of `fit_mixed` (ML or REML: the interval uses the same criterion)
+    factor:str,               # one of the fit's random factors
+    level:float=0.95,         # confidence of the interval
+) -> dict:                    # sd, low, high (in the response's unit), lrt and p of sd = 0, level
+    "The profile-likelihood interval of a random factor's sd: every sd that the likelihood-ratio test against the fit does not reject."
+    names = fit.names
+    if factor not in names["random"]:
+        raise ValueError(f"{factor!r} is not a random factor of this fit (it has {list(names['random'])}): pass one of those")
+    if not 0 < level < 1: raise ValueError(f"level must lie strictly between 0 and 1, got {level}")
+    prof = _Profile(_design(fit.data, names["y"], names["fixed"], names["random"]), fit.reml)
+    k, m, dev_min = list(names["random"]).index(factor), len(names["random"]), -2 * fit.llf
+    others = [j for j in range(m) if j != k]
+    crit = float(stats.chi2.ppf(level, 1))
+
+    def excess(sd:float) -> float:
+        "The deviance with the factor's sd held at `sd`, the other sds and the residual sd profiled out, over the fit's."
+        def f(x):
+            sigma = np.exp(x[-1]); th = np.empty(m)
+            th[k], th[others] = sd / sigma, np.abs(x[:-1])
+            return prof.deviance(th, sigma)
+        starts = [np.r_[fit.theta[others], np.log(fit.sigma)], np.r_[np.full(len(others), 0.1), np.log(fit.sigma)]]
+        best = min(optimize.minimize(f, x0, method="Nelder-Mead", options=dict(xatol=1e-10, fatol=1e-10, maxiter=4000)).fun
+                   for x0 in starts)
+        return max(best - dev_min, 0.0)   # no sd beats the fit's optimum: a negative excess is the optimiser's rounding
+
+    est = float(np.sqrt(fit.variances[factor]))
+    g = lambda s: excess(s) - crit
+    lrt = excess(0.0)
+    low = 0.0 if lrt <= crit else optimize.brentq(g, 0.0, est, xtol=1e-12)
+    hi_b = max(est, float(np.std(fit.data[names["y"]])), 1e-12)
+    for _ in range(60):                 # widen until the bracket's end is rejected
+        hi_b *= 2
+        if g(hi_b) > 0: break
+    else: raise RuntimeError(f"no sd of {factor!r} up to {hi_b:.3g} is rejected: the profile does not rise (check the data)")
+    high = optimize.brentq(g, est, hi_b, xtol=1e-12)
+    return dict(sd=est, low=float(low), high=float(high), lrt=float(lrt), p=float(stats.chi2.sf(lrt, 1)), level=level)
+
 
 # %% ../nbs/01a_mixed.ipynb #6ef6333a
 def contrast_test(
