@@ -34,3 +34,29 @@ def test_maml_critic_curve_resumes_its_rows(tmp_path):
     d = pd.read_csv(out)
     assert list(d.step) == [2, 4]
     pd.testing.assert_frame_equal(d.iloc[:1], first)
+
+
+def test_lake_recipes_are_chosen_on_validation(tmp_path):
+    "Two recipes made with --holdout: --select picks the one whose validation error is lowest, never by Lake's runs."
+    common = ["tools/lake_curves.py", "--regime", "pretrain", "--steps", "4", "--eval-every", "2", "--width", "8", "--batch-size", "16",
+              "--holdout", "3"]
+    a, b = tmp_path/"plain.csv", tmp_path/"distorted.csv"
+    _run(common + ["--out", str(a)], tmp_path)
+    _run(common + ["--augment", "--out", str(b)], tmp_path)
+    for f in (a, b):
+        d = pd.read_csv(f)
+        assert d.val_err_pct.between(0, 100).all() and (d.val_hw_pct > 0).all(), d
+    out = tmp_path/"selection.csv"
+    _run(["tools/lake_curves.py", "--select", str(a), str(b), "--select-out", str(out)], tmp_path)
+    t = pd.read_csv(out)
+    assert list(t.curve) == ["plain.csv", "distorted.csv"] and list(t.distort) == [False, True] and t.chosen.sum() == 1
+    assert t.loc[t.chosen, "val_err_pct"].iloc[0] == t.val_err_pct.min()
+    for r in t.itertuples():   # each recipe's step is its own curve's lowest validation error, and its epochs are images over one epoch's
+        d = pd.read_csv(tmp_path/r.curve)
+        assert r.val_err_pct == d.val_err_pct.min() and r.step == d.step[d.val_err_pct.idxmin()]
+        assert abs(r.epochs - d.images[d.step == r.step].iloc[0] / 17440) < 1e-9   # 218 characters x 4 rotations x 20 drawings
+    no_val = tmp_path/"no_val.csv"
+    _run(common[:-2] + ["--out", str(no_val)], tmp_path)
+    r = subprocess.run([sys.executable, "tools/lake_curves.py", "--select", str(a), str(no_val)], cwd=ROOT, capture_output=True, text=True,
+                       env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert r.returncode != 0 and "made without --holdout" in r.stderr, r.stderr[-2000:]

@@ -1,27 +1,28 @@
-"""Learning curves on Lake's 20 one-shot runs: which training recipe gets the lowest error on a CPU budget.
+"""Learning curves on Lake's 20 one-shot runs, and the training recipe chosen on validation characters.
 
 Trains one regime on all 8 background alphabets the minimal sets offer (with the 90/180/270-degree rotations as new
 classes, optionally random affine distortions of every training image) and scores it every `--eval-every` steps on
-Lake's 20 runs and on 1,000 within-alphabet 20-way 1-shot tasks of held-out training characters (the validation
-signal a default is chosen by). One CSV row per evaluation: step, seconds, and errors in percent: on
-Lake's runs (`lake_err_pct`, with its t half-width `lake_hw_pct`; `lake_err_cl2n_pct` with CL2N features) and on the
-validation tasks (`val_err_pct`). The scoring is the trainer's evaluation hook (`Trainer(evaluate=..., eval_every=...)`).
-Beside the CSV, `<out>.json` records the options and torch's thread count (the weights depend on it: floating-point
-sums are split over threads).
+Lake's 20 runs and, with `--holdout K`, on 500 fixed 5-way 1-shot tasks of the characters held out of training (the
+first K of every alphabet, the weak split: the validation signal a recipe is chosen by). One CSV row per evaluation:
+step, seconds, and errors in percent: on Lake's runs (`lake_err_pct`, with its t half-width `lake_hw_pct`;
+`lake_err_cl2n_pct` with CL2N features) and on the validation tasks (`val_err_pct`, `val_hw_pct`). The scoring is
+the trainer's evaluation hook (`Trainer(evaluate=..., eval_every=...)`). Beside the CSV, `<out>.json` records the
+options and torch's thread count (the weights depend on it: floating-point sums are split over threads).
 
 A curve scores the same network on Lake's runs at many steps, so its lowest `lake_err_pct` is chosen on the test set:
-report it only as such. To quote the error of one network, pick the step by `val_err_pct` (run with `--holdout 3`,
-which holds the first three characters of every alphabet out of training) and read `lake_err_pct` at that step
-(`--select` prints both).
+report it only as such. To quote the error of one network, pick the step by `val_err_pct` and read `lake_err_pct` at
+that step. `--select A.csv B.csv ...` prints both for each curve and, for curves made with the same `--holdout`, the
+recipe (curve and step) with the lowest validation error (`--select-out` writes that table).
 
-    FEWSHOT_DATA=../shared/data python tools/lake_curves.py --regime protonet --steps 2000 --augment --out runs/lake_curves/protonet_aug.csv
+    FEWSHOT_DATA=../shared/data python tools/lake_curves.py --regime pretrain --holdout 3 --augment --steps 1632 --eval-every 136 --out runs/curves/pre_aug.csv
+    FEWSHOT_DATA=../shared/data python tools/lake_curves.py --select runs/curves/*.csv --select-out runs/curves/selection.csv
 """
 from __future__ import annotations
-import argparse
+import argparse, json
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 
-from fewshot_nb.core import seed_everything, atomic_write, save_json
+from fewshot_nb.core import seed_everything, atomic_write, save_json, save_csv
 from fewshot_nb.data.omniglot import load_omniglot
 from fewshot_nb.data.splits import weak_split
 from fewshot_nb.data.samplers import EpisodeSampler, TaskManifest, lake_runs
@@ -33,15 +34,45 @@ from fewshot_nb.training.trainer import Trainer, Supervised, ProtoNetTraining
 
 
 def select(curve:pd.DataFrame) -> dict:
-    "The evaluation chosen on validation (lowest `val_err_pct`) and the one chosen on the runs themselves (test-selected), of one curve."
+    "The evaluation chosen on validation (lowest `val_err_pct`, the earliest of ties) and the one chosen on the runs themselves (test-selected), of one curve."
     if "lake_err_pct" not in curve or curve.empty: raise ValueError("the curve has no lake_err_pct rows: is it a CSV written by tools/lake_curves.py?")
     test_row = curve.loc[curve.lake_err_pct.idxmin()]
     out = dict(test_selected_step=int(test_row.step), test_selected_lake_err_pct=float(test_row.lake_err_pct))
     if "val_err_pct" in curve and curve.val_err_pct.notna().any():
-        v = curve.loc[curve.val_err_pct.idxmin()]
+        v = curve.loc[curve.val_err_pct.idxmin()]   # idxmin: the first of equal minima, the shorter run
         out.update(val_selected_step=int(v.step), val_selected_lake_err_pct=float(v.lake_err_pct), val_err_pct=float(v.val_err_pct))
     else: out.update(val_selected_step=None, val_selected_lake_err_pct=None)   # run without --holdout: no validation column
     return out
+
+
+def train_images(options:dict) -> int:
+    "The number of training images of a curve's options (the weak split's training characters, rotations included): one epoch."
+    omni = load_omniglot("small", size=options.get("image_size", 28))
+    classes = weak_split(omni, options["holdout"])["train"] if options.get("holdout") else None
+    return len(ImageSource.from_omniglot(omni, classes, rotations=not options.get("no_rotations", False)))
+
+
+def select_recipes(paths:list) -> pd.DataFrame:
+    """One row per curve (a recipe): the step its validation error chooses, that error with its half-width, the error on
+    Lake's runs at that step, and `chosen`: the recipe whose chosen step has the lowest validation error. Every curve must
+    have been made with the same `--holdout` (the same validation characters), or the comparison means nothing."""
+    rows = []
+    for p in map(Path, paths):
+        meta = p.with_suffix(".json")
+        if not meta.is_file(): raise ValueError(f"{p}: no {meta.name} beside it: only curves made by this version of the tool (its options recorded) can be compared")
+        opt = json.loads(meta.read_text())["options"]
+        curve = pd.read_csv(p)
+        if not opt.get("holdout") or "val_err_pct" not in curve: raise ValueError(f"{p}: made without --holdout, so it has no validation error to choose by")
+        s = select(curve)
+        v = curve[curve.step == s["val_selected_step"]].iloc[0]
+        rows.append(dict(curve=p.name, regime=opt["regime"], distort=bool(opt["augment"]), schedule=opt["schedule"] or "constant",
+                         horizon_steps=int(opt["steps"]), holdout=int(opt["holdout"]), step=int(v.step),
+                         epochs=float(v.images) / train_images(opt), val_err_pct=float(v.val_err_pct),
+                         val_hw_pct=float(v.get("val_hw_pct", np.nan)), lake_err_pct=float(v.lake_err_pct), lake_hw_pct=float(v.lake_hw_pct)))
+    t = pd.DataFrame(rows)
+    if t.holdout.nunique() > 1: raise ValueError(f"the curves hold out different characters (--holdout {sorted(t.holdout.unique())}): compare curves of one split")
+    t["chosen"] = t.index == t.val_err_pct.idxmin()
+    return t
 
 
 def main():
@@ -65,11 +96,18 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None, help="the CSV to write (required unless --select)")
     ap.add_argument("--save", default=None, help="write the backbone's final weights here (for ensembles)")
-    ap.add_argument("--select", default=None, metavar="CSV",
-                    help="print the step chosen on validation (lowest val_err_pct) and the test-selected one of a CSV this tool wrote, then exit")
+    ap.add_argument("--select", default=None, nargs="+", metavar="CSV",
+                    help="print the step chosen on validation (lowest val_err_pct) and the test-selected one of each CSV this tool wrote, "
+                         "and, given several made with --holdout, the recipe chosen on validation; then exit")
+    ap.add_argument("--select-out", default=None, metavar="CSV", help="with --select: write the recipes' table here")
     a = ap.parse_args()
     if a.select is not None:
-        print(select(pd.read_csv(a.select)))
+        for f in a.select: print(f, select(pd.read_csv(f)))
+        if len(a.select) > 1 or a.select_out:
+            t = select_recipes(a.select)
+            print(t.to_string(index=False))
+            if a.select_out: save_csv(t, a.select_out, units={"horizon_steps": "steps the run was set to train (a cosine schedule's horizon)",
+                                                              "holdout": "characters held out of every alphabet for validation"})
         return
     if a.out is None: ap.error("--out is required (the CSV of the curve to write)")
 
@@ -108,7 +146,8 @@ def main():
         cl2n = 100 * (1 - accuracy(q @ s.transpose(1, 2), lake.query_labels, lake.query_mask))
         row = dict(images=t.step * per_step, lake_err_pct=ci.mean, lake_hw_pct=ci.high - ci.mean, lake_err_cl2n_pct=float(cl2n.mean()))
         if val is not None:
-            row["val_err_pct"] = float((100 * (1 - accuracy(m.scores(val, val_tasks), val_tasks.query_labels, val_tasks.query_mask))).mean())
+            v = mean_ci(100 * (1 - accuracy(m.scores(val, val_tasks), val_tasks.query_labels, val_tasks.query_mask)))
+            row.update(val_err_pct=v.mean, val_hw_pct=v.high - v.mean)   # t half-width over the validation tasks
         print({"step": t.step, **row}, flush=True)
         return row
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import math, re
 from pathlib import Path
 import pandas as pd
-from .experiment import RunFiles, fmt, fmt_ci, stored_run
+from .experiment import RunFiles, fmt, stored_run
+from .findings import finding_texts
 
 # %% auto #0
 __all__ = ['findings_markdown', 'render_template', 'discuss']
@@ -95,13 +96,10 @@ def findings_markdown(
     findings:pd.DataFrame,   # a findings table (`fewshot_nb.bench.findings.FINDINGS_COLUMNS`)
 ) -> str:                    # a Markdown table: claim, where, the paper's number, ours [95% CI], ours/paper, seeds, verdict
     "The findings beside the paper's numbers, as a discussion shows them."
-    rows = []
-    for _, r in findings.iterrows():
-        lo, hi = float(r.get("paper_low", math.nan)), float(r.get("paper_high", math.nan))
-        paper = str(r.get("paper", "") if isinstance(r.get("paper", ""), str) else "")
-        num = "" if math.isnan(lo) else fmt(lo, 2) if lo == hi else f"{fmt(lo, 2)} to {fmt(hi, 2)}"
-        ratio = float(r.get("ratio", math.nan))
-        rows.append([r["claim"], r["where"], num or paper, fmt_ci(r["ours"], r["low"], r["high"], 2), "" if math.isnan(ratio) else fmt(ratio, 2),
+    t, rows = finding_texts(findings), []
+    for i, r in findings.iterrows():
+        paper = r.get("paper", "") if isinstance(r.get("paper", ""), str) else ""
+        rows.append([r["claim"], r["where"], t.paper_value[i] or paper, t.ours_ci[i], t.ratio_text[i],
                      str(int(r["seeds"])) if "seeds" in r else "", r["verdict"]])
     head = "| claim | where | paper | ours [95% CI] | ours/paper | seeds | verdict |\n|---|---|---|---|---|---|---|"
     esc = lambda s: str(s).replace("|", "\\|").replace("\n", " ")

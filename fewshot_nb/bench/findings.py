@@ -9,10 +9,11 @@ from __future__ import annotations
 import math, re
 from dataclasses import dataclass, asdict, replace
 import pandas as pd
+from .experiment import fmt, fmt_ci
 
 # %% auto #0
 __all__ = ['VERDICTS', 'TESTS', 'KINDS', 'FINDINGS_COLUMNS', 'decide', 'verdict_base', 'Finding', 'findings_table', 'verdict_of',
-           'paper_findings_missing_numbers', 'seed_pooled']
+           'paper_findings_missing_numbers', 'finding_texts', 'seed_pooled']
 
 # %% ../../nbs/bench/60a_findings.ipynb #0661d1ef
 VERDICTS = ("reproduced", "smaller effect", "larger effect", "direction only", "equivalent",
@@ -175,6 +176,20 @@ def paper_findings_missing_numbers(
     inc = table["incomparable"].fillna("").astype(str).str.strip() == ""
     has_number = table["paper"].fillna("").astype(str).map(lambda s: bool(_NUMBER.search(s)))
     return table[(table["kind"] == "paper") & (table["test"] == "direction") & table["paper_low"].isna() & has_number & inc]
+
+# %% ../../nbs/bench/60a_findings.ipynb #2d4ee853
+def finding_texts(
+    findings:pd.DataFrame,   # a findings table (FINDINGS_COLUMNS; `paper_high` may be absent: the value is then one number)
+) -> pd.DataFrame:           # paper_value, ours_ci, ratio_text: one row per finding, the same index
+    "The paper's value, ours with its 95% interval and their ratio, as text."
+    lo = findings["paper_low"].astype(float) if "paper_low" in findings else pd.Series(math.nan, index=findings.index)
+    hi = findings["paper_high"].astype(float) if "paper_high" in findings else lo
+    ratio = findings["ratio"].astype(float) if "ratio" in findings else pd.Series(math.nan, index=findings.index)
+    value = ["" if _nan(a) else fmt(a, 2) if _nan(b) or a == b else f"{fmt(a, 2)} to {fmt(b, 2)}" for a, b in zip(lo, hi)]
+    return pd.DataFrame({"paper_value": value,
+                         "ours_ci": [fmt_ci(o, l, h, 2) for o, l, h in zip(findings["ours"], findings["low"], findings["high"])],
+                         "ratio_text": ["" if _nan(x) else fmt(x, 2) for x in ratio]}, index=findings.index)
+
 
 # %% ../../nbs/bench/60a_findings.ipynb #6f3b904b
 def seed_pooled(

@@ -10,8 +10,7 @@ import base64, html, json, math, re, shutil
 from pathlib import Path
 import pandas as pd
 from ..core import save_csv, atomic_write
-from .experiment import fmt, fmt_ci
-from .findings import VERDICTS, verdict_base, verdict_of
+from .findings import VERDICTS, verdict_base, verdict_of, finding_texts
 
 # %% auto #0
 __all__ = ['PAPERS', 'EXPERIMENTS', 'REPORT_COLUMNS', 'PASSING', 'collect_findings', 'summary_table', 'run_record',
@@ -113,12 +112,9 @@ def findings_view(
     findings:pd.DataFrame,   # rows of `collect_findings`'s table
 ) -> pd.DataFrame:           # the same rows with "paper's number", 'ours [95% CI]' and 'ours/paper' as text, for reading
     "Findings as a reader compares them: the paper's number beside ours with its interval, their ratio, seeds and verdict."
-    def paper(r):
-        num = "" if math.isnan(r.paper_low) else fmt(r.paper_low, 2) if r.paper_low == r.paper_high else f"{fmt(r.paper_low, 2)} to {fmt(r.paper_high, 2)}"
-        return f"{num} ({r.paper_number})" if num and r.paper_number else num or r.paper_number
-    return findings.assign(**{"paper's number": [paper(r) for r in findings.itertuples()],
-                              "ours [95% CI]": [fmt_ci(o, l, h, 2) for o, l, h in zip(findings.ours, findings.low, findings.high)],
-                              "ours/paper": ["" if math.isnan(x) else fmt(x, 2) for x in findings.ratio]})
+    t = finding_texts(findings)
+    paper = [f"{v} ({p})" if v and p else v or p for v, p in zip(t.paper_value, findings.paper_number)]
+    return findings.assign(**{"paper's number": paper, "ours [95% CI]": t.ours_ci, "ours/paper": t.ratio_text})
 
 def report_blocks(
     findings:pd.DataFrame,   # `collect_findings`'s table
