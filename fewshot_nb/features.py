@@ -16,6 +16,7 @@ from .data.omniglot import load_omniglot, cache_dir as project_cache_dir
 from .data.splits import weak_split, alphabet_split, lake_split, vinyals_split, check_split, MINIMAL_ALPHABETS
 from .data.sources import FeatureSource, check_workers
 from .data.streams import unit_floats
+from .data.datasets import IMAGENET_MEAN, IMAGENET_STD
 
 
 # %% auto #0
@@ -60,6 +61,30 @@ def _embed_batches(embed, batches, n:int, device, progress) -> torch.Tensor:
             out.append(embed(x.to(device)).float().cpu()); bar.update(len(x))
     return torch.cat(out)
 
+def _plain_images(x:torch.Tensor, normalize) -> tuple:
+    """Images given as an array or tensor, checked: channels first ((n, H, W, 3) is moved), floats in [0, 1]; and the
+    (mean, std) to standardise them with: ImageNet's for RGB under 'auto' (as `EvalTransform`, the transform of every
+    source read from disk), none for 1-channel images or with False, or the caller's (mean, std)."""
+    if x.ndim == 4 and x.shape[1] not in (1, 3) and x.shape[-1] in (1, 3): x = x.movedim(-1, 1)   # channels last, as PIL and NumPy give them
+    if x.is_floating_point() and x.numel() and normalize is not False and normalize is not None:   # False: taken as they are
+        lo, hi = float(x.min()), float(x.max())
+        if lo < 0 or hi > 1:
+            raise ValueError(f"float images must lie in [0, 1] (bytes / 255), got values in [{lo:.3g}, {hi:.3g}]: if they are already "
+                             "standardised, pass normalize=False; else pass the uint8 bytes, or divide them by 255")
+    c = x.shape[1] if x.ndim == 4 else 1
+    if isinstance(normalize, str):
+        if normalize != "auto": raise ValueError(f"normalize must be 'auto', False or (mean, std), got {normalize!r}")
+        stats = (IMAGENET_MEAN, IMAGENET_STD) if c == 3 else None
+    elif normalize is False or normalize is None: stats = None
+    else:
+        try: mean, std = (tuple(float(v) for v in np.atleast_1d(s)) for s in normalize)
+        except (TypeError, ValueError): raise ValueError(f"normalize must be 'auto', False or (mean, std), got {normalize!r}") from None
+        if len(mean) not in (1, c) or len(std) not in (1, c) or min(std) <= 0:
+            raise ValueError(f"normalize=(mean, std) needs 1 or {c} values each (one per channel), std > 0; got {mean}, {std}")
+        stats = (mean * (c // len(mean)), std * (c // len(std)))
+    if stats is not None: _log.info(f"images in memory: /255 to [0, 1], then Normalize(mean={stats[0]}, std={stats[1]})")
+    return x, stats
+
 def extract_features(
     model:nn.Module,        # a backbone (images -> (n, d) features) or a `Method` (its `embed` is used)
     images,                 # `OmniglotImages`, an `ImageSource`, a source read from disk (`ImageFolderSource`, a data.datasets
@@ -72,12 +97,15 @@ def extract_features(
     progress:bool|None=None,# a progress bar (default: `core.set_progress` / FEWSHOT_PROGRESS)
     workers:int=0,          # processes decoding ahead of the network, for sources read from disk (0: decode in this process)
     path:str|Path|None=None,# also save the features there (`FeatureSource.save`, which `read_features` and `load_features` read)
+    normalize="auto",       # images given as an array or tensor: 'auto' standardises RGB images with ImageNet's mean and std, as a
+                            # source read from disk does (`EvalTransform`), and leaves 1-channel images in [0, 1]; False: [0, 1] as they
+                            # are (the library's own in-memory containers, `OmniglotImages` and `ImageSource`, always); (mean, std): yours
 ) -> FeatureSource:         # float32 features (n, d) on the CPU, with labels and groups
     "Features of `images` from `model` in eval mode, without gradients, in batches; images on disk are decoded batch by batch."
     if not isinstance(batch_size, (int, np.integer)) or batch_size < 1: raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     workers = check_workers(workers)
     if path is not None and Path(path).is_dir(): raise ValueError(f"path {path} is a folder: give the name of the features file to write")
-    x = None
+    x, stats, plain = None, None, False   # stats: the (mean, std) images given as an array are standardised with, if any
     if hasattr(images, "batches") and hasattr(images, "class_names"):  # read from disk: decoded batch by batch, never all at once
         n = len(images)
         if labels is None: labels = np.asarray(images.class_names)[images.labels]
@@ -93,6 +121,12 @@ def extract_features(
     else:
         if labels is None: raise ValueError("labels are needed with plain image arrays: pass one label per image")
         x = images if torch.is_tensor(images) else torch.as_tensor(np.asarray(images))
+        x, stats = _plain_images(x, normalize)
+        plain = True
+    auto = isinstance(normalize, str) and normalize == "auto"
+    if not plain and not auto and not (x is not None and normalize is False):   # disk: 'auto' only; OmniglotImages, ImageSource: [0, 1]
+        raise ValueError("normalize applies to images given as an array or tensor; a source read from disk applies its own transform "
+                         "(its `transform`), and OmniglotImages and ImageSource give images in [0, 1]: leave normalize='auto'")
     if x is not None:
         if x.ndim == 3: x = x.unsqueeze(1)
         if x.ndim != 4: raise ValueError(f"images must be (n, H, W) or (n, C, H, W), got shape {tuple(x.shape)}")
@@ -108,7 +142,11 @@ def extract_features(
     model.to(dev).eval()
     try:
         if x is None: feats = _embed_batches(embed, images.batches(batch_size=int(batch_size), workers=workers), n, dev, progress)
-        else: feats = embed_images(embed, x, dev, batch_size=int(batch_size), progress=progress).float().cpu()
+        else:
+            if stats is not None:   # standardise each batch on its device, after the /255 of `embed_images`
+                m, sd = (torch.tensor(v, dtype=torch.float32, device=dev).view(1, -1, 1, 1) for v in stats)
+                embed = (lambda e: lambda b: e((b - m) / sd))(embed)
+            feats = embed_images(embed, x, dev, batch_size=int(batch_size), progress=progress).float().cpu()
     finally: model.to(home).train(was)
     src = FeatureSource(feats, labels, groups)
     if path is not None: src.save(path)

@@ -226,3 +226,23 @@ def test_released_resnet18_features():
     assert gap_f < 1e-4 and gap_l < 1e-4, f"max |features - ref| = {gap_f:.2e}, max |logits - ref| = {gap_l:.2e} (atol 1e-4)"
     # the tolerance is far below what tells the images apart, so a wrong order (or a missing layer) cannot pass
     assert float((F_ref - F_ref.roll(1, 0)).abs().max()) > 100 * 1e-4
+
+
+def test_released_resnet18_features_from_images_in_memory():
+    """Issue 46: images in memory, as bytes or as floats in [0, 1], channels first or last, get the transform images read from
+    disk get (ImageNet's mean and std), so `extract_features` gives the public code's features from them."""
+    from fewshot_nb.training.backbones import load_released_checkpoint
+    from fewshot_nb.features import extract_features
+    ck = _need(RT18/"model_best.pth.tar")
+    with np.load(RT18/"reference_features.npz") as z: ref = {k: z[k] for k in z.files}
+    net, _ = load_released_checkpoint(ck)
+    F_ref, labels = torch.from_numpy(ref["features"]), np.arange(8)
+    u8 = ref["images_uint8"]
+    for name, imgs in {"uint8": u8, "float": u8.astype(np.float32) / 255, "channels last": u8.transpose(0, 2, 3, 1)}.items():
+        gap = float((extract_features(net, imgs, labels, device="cpu").feats - F_ref).abs().max())
+        assert gap < 1e-4, f"{name}: max |features - ref| = {gap:.2e} (atol 1e-4)"
+    assert float((extract_features(net, ref["inputs"], labels, normalize=False, device="cpu").feats - F_ref).abs().max()) < 1e-4
+    with pytest.raises(ValueError, match="already standardised, pass normalize=False"):
+        extract_features(net, ref["inputs"], labels, device="cpu")   # standardised floats are not standardised twice
+    gap_raw = float((extract_features(net, u8, labels, normalize=False, device="cpu").feats - F_ref).abs().max())
+    assert gap_raw > 1e-2, gap_raw   # the check can fail: without the transform the features are others
