@@ -449,6 +449,19 @@ def _(c):
     labels = np.repeat(np.arange(8), 5); labels[:4] = 1   # class 0 keeps 1 item
     evaluate_refused(c, features_file(c.dir/"feats.npz", labels=labels), "fewer items than n_shot + n_query")
 
+@case("features", "signed features (a PCA) for PT-MAP, beside a method that runs")
+def _(c):
+    import numpy as np
+    x = np.random.default_rng(0).normal(size=(40, 4)).astype("float32")   # negative values: PT-MAP's power transform cannot take them
+    evaluate_refused(c, features_file(c.dir/"feats.npz", features=x), "pass beta=1 to skip the transform", "--methods", "protonet,pt-map")
+
+@case("features", "two methods that cannot run, refused together")
+def _(c):
+    import numpy as np
+    x = np.random.default_rng(0).normal(size=(40, 4)).astype("float32")
+    evaluate_refused(c, features_file(c.dir/"feats.npz", features=x), "2 of the 3 methods cannot run, so none was run",
+                     "--methods", "protonet,pt-map,simpleshot")
+
 @case("features", "results of an earlier run in --out, no --force")
 def _(c):
     out = c.dir/"mine"; out.mkdir(); (out/"results.csv").write_text("method,acc_pct\nmine,99\n")

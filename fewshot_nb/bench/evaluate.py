@@ -164,48 +164,56 @@ def check_methods(
     kw, grids = _per_method(method_kwargs, "method_kwargs", names), _per_method(tune, "tune", names)
     known = sets is not None
     has_mean, has_base, has_val = known and sets.base_mean is not None, known and sets.base is not None, known and sets.val is not None
-    specs = []
+    specs, problems = [], []
     for m in names:
-        k, grid = dict(kw.get(m, {})), dict(grids.get(m, {}))
-        mf = k.pop("meta_fit", None)
-        meta = issubclass(SOLVERS[m], MetaSolver)
-        if "base_mean" in k or "base_mean" in grid: raise ValueError(f"{m}: base_mean comes from the base features (base=, --base): do not set it")
-        if grid and known and not has_val:
-            raise ValueError(f"tune gives {m} a grid, which is tuned on validation tasks: pass validation features (val=, --val)")
-        if bad := [a for a, v in grid.items() if not isinstance(v, list) or not v]:
-            raise ValueError(f"tune: the grid of {m} must give each argument a non-empty list of values, not {bad}")
-        if both := sorted(set(k) & set(grid)): raise ValueError(f"{m}: {both} is both fixed (method_kwargs) and tuned (tune): choose one")
-        if mf is not None:
-            if not meta: raise ValueError(f"method_kwargs gives {m} 'meta_fit' arguments, but {m} is not meta-trained")
-            mf_args = [p for p in inspect.signature(MetaSolver.meta_fit).parameters if p not in ("self", "base", "device")]
-            if not isinstance(mf, dict) or (bad := [a for a in mf if a not in mf_args]) or "n_way" in mf:
-                raise ValueError(f"{m}: meta_fit arguments must be a dict of {', '.join(a for a in mf_args if a != 'n_way')} "
-                                 f"(n_way is the evaluation's), got {mf!r}")
-        spec = MethodSpec(m, k, grid, (dict(n_way=n_way, n_shot=(1, max(shots)), n_query=n_query) | (mf or {})) if meta else None)
-        for cand in spec.candidates():
-            try: s = make_solver(m, **cand)
-            except TypeError as e:
-                args = [p for p in inspect.signature(SOLVERS[m].__init__).parameters if p not in ("self", "base_mean")]
-                raise ValueError(f"{m} cannot be built with {cand}: {e}; its arguments: {', '.join(args)}") from None
-            except ValueError as e: raise ValueError(f"{m} with {cand}: {e}") from None
-            if not known: continue
-            if meta and not has_base:
-                raise ValueError(f"{m} is meta-trained on episodes of base-class features, and no labelled base features were given: "
-                                 "pass base= (--base FILE), a features file of the base classes with their labels")
-            if not meta and s.norm == "cl2n" and not has_mean:
-                raise ValueError(f"{m} centres the features on the mean base-class feature (norm='cl2n'), and no base features were "
-                                 f"given: pass base= (--base FILE: base-class features, or a file of their (d,) mean), or use "
-                                 f"L2-normalised features with method_kwargs={{'{m}': {{'norm': 'l2'}}}}. The mean of the test "
-                                 "features is not used in its place (see the docs of fewshot_nb.bench.evaluate)")
-        if meta and known:
-            mfk = spec.meta_fit
-            hi = max(mfk["n_shot"]) if np.ndim(mfk["n_shot"]) else mfk["n_shot"]
-            counts = np.bincount(sets.base.labels)
-            if (usable := int((counts >= hi + mfk["n_query"]).sum())) < n_way:
-                raise ValueError(f"{m} meta-trains on {n_way}-way episodes of {hi} + {mfk['n_query']} items per class, and only {usable} "
-                                 f"classes of {sets.name('base')} hold that many: give more base classes, or fewer queries "
-                                 f"(method_kwargs={{'{m}': {{'meta_fit': {{'n_query': 5}}}}}})")
-        specs.append(spec)
+        try:
+            k, grid = dict(kw.get(m, {})), dict(grids.get(m, {}))
+            mf = k.pop("meta_fit", None)
+            meta = issubclass(SOLVERS[m], MetaSolver)
+            if "base_mean" in k or "base_mean" in grid: raise ValueError(f"{m}: base_mean comes from the base features (base=, --base): do not set it")
+            if grid and known and not has_val:
+                raise ValueError(f"tune gives {m} a grid, which is tuned on validation tasks: pass validation features (val=, --val)")
+            if bad := [a for a, v in grid.items() if not isinstance(v, list) or not v]:
+                raise ValueError(f"tune: the grid of {m} must give each argument a non-empty list of values, not {bad}")
+            if both := sorted(set(k) & set(grid)): raise ValueError(f"{m}: {both} is both fixed (method_kwargs) and tuned (tune): choose one")
+            if mf is not None:
+                if not meta: raise ValueError(f"method_kwargs gives {m} 'meta_fit' arguments, but {m} is not meta-trained")
+                mf_args = [p for p in inspect.signature(MetaSolver.meta_fit).parameters if p not in ("self", "base", "device")]
+                if not isinstance(mf, dict) or (bad := [a for a in mf if a not in mf_args]) or "n_way" in mf:
+                    raise ValueError(f"{m}: meta_fit arguments must be a dict of {', '.join(a for a in mf_args if a != 'n_way')} "
+                                     f"(n_way is the evaluation's), got {mf!r}")
+            spec = MethodSpec(m, k, grid, (dict(n_way=n_way, n_shot=(1, max(shots)), n_query=n_query) | (mf or {})) if meta else None)
+            for cand in spec.candidates():
+                try: s = make_solver(m, **cand, **({"base_mean": sets.base_mean} if has_mean and "base_mean" in inspect.signature(SOLVERS[m].__init__).parameters else {}))
+                except TypeError as e:
+                    args = [p for p in inspect.signature(SOLVERS[m].__init__).parameters if p not in ("self", "base_mean")]
+                    raise ValueError(f"{m} cannot be built with {cand}: {e}; its arguments: {', '.join(args)}") from None
+                except ValueError as e: raise ValueError(f"{m} with {cand}: {e}") from None
+                if not known: continue
+                if meta and not has_base:
+                    raise ValueError(f"{m} is meta-trained on episodes of base-class features, and no labelled base features were given: "
+                                     "pass base= (--base FILE), a features file of the base classes with their labels")
+                if not meta and s.norm == "cl2n" and not has_mean:
+                    raise ValueError(f"{m} centres the features on the mean base-class feature (norm='cl2n'), and no base features were "
+                                     f"given: pass base= (--base FILE: base-class features, or a file of their (d,) mean), or use "
+                                     f"L2-normalised features with method_kwargs={{'{m}': {{'norm': 'l2'}}}}. The mean of the test "
+                                     "features is not used in its place (see the docs of fewshot_nb.bench.evaluate)")
+                if not meta:
+                    for role in ("test", "val"):
+                        if (fs := getattr(sets, role)) is not None and (why := s.check_features(fs.feats)):
+                            raise ValueError(f"{m} with {cand or 'its defaults'} cannot run on {sets.name(role)}: {why}")
+            if meta and known:
+                mfk = spec.meta_fit
+                hi = max(mfk["n_shot"]) if np.ndim(mfk["n_shot"]) else mfk["n_shot"]
+                counts = np.bincount(sets.base.labels)
+                if (usable := int((counts >= hi + mfk["n_query"]).sum())) < n_way:
+                    raise ValueError(f"{m} meta-trains on {n_way}-way episodes of {hi} + {mfk['n_query']} items per class, and only {usable} "
+                                     f"classes of {sets.name('base')} hold that many: give more base classes, or fewer queries "
+                                     f"(method_kwargs={{'{m}': {{'meta_fit': {{'n_query': 5}}}}}})")
+            specs.append(spec)
+        except ValueError as e: problems.append(str(e))   # every method checked: all that cannot run, said at once
+    if len(problems) == 1: raise ValueError(problems[0])
+    if problems: raise ValueError(f"{len(problems)} of the {len(names)} methods cannot run, so none was run:\n- " + "\n- ".join(problems))
     return specs
 
 # %% ../../nbs/bench/63_evaluate.ipynb #8e1cf691

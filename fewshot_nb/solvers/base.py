@@ -44,6 +44,10 @@ class Solver:
         return dict(method=self.name, transductive=self.transductive, **self.hparams())
     def __repr__(self): return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.hparams().items())})"
 
+    def check_features(self, feats:torch.Tensor) -> str|None:
+        "What keeps this solver from running on these (n, d) features, as a sentence with the fix, or None: checked before any task."
+        return None
+
     def solve(self, t:TaskTensors, generator:torch.Generator) -> torch.Tensor:
         "Query probabilities `(n_tasks, n_query, n_way)` of prepared tasks (implemented by each method)."
         raise NotImplementedError

@@ -8,7 +8,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/solvers/transductive.html.md"""
 from __future__ import annotations
 import torch
 import torch.nn.functional as F
-from ..tasks import TaskTensors, prototypes
+from ..tasks import TaskTensors, prototypes, normalize_features
 from .base import Solver, SOLVERS
 
 # %% auto #0
@@ -91,6 +91,20 @@ class PTMAP(Solver):
         return dict(norm=self.norm, beta=self.beta, lam=self.lam, alpha=self.alpha,
                                    n_epochs=self.n_epochs, eps=self.eps, max_iter=self.max_iter)
 
+    def check_features(self, feats):
+        "The power transform needs non-negative features, as the solver sees them (after its `norm`): None, or what to do."
+        if self.beta == 1 or not len(feats): return None
+        if self.norm == "cl2n" and self.base_mean is None: return None   # refused on its own: no base mean
+        bm = None if self.base_mean is None else self.base_mean.to(feats.dtype)
+        lo = float(normalize_features(feats, self.norm, bm).min())
+        if lo >= 0: return None
+        if float(feats.min()) >= 0:   # non-negative, made negative by the centring of CL2N
+            fix = "use norm='none' or 'l2', which keep them non-negative (method_kwargs={'pt-map': {'norm': 'l2'}})"
+        else: fix = ("pass beta=1 to skip the transform (method_kwargs={'pt-map': {'beta': 1}}), or use features taken after a "
+                     "ReLU; a normalisation does not help, since none makes a feature non-negative")
+        return (f"its power transform (beta={self.beta:g}) needs non-negative features, and these go down to {lo:.3g}"
+                + (f" after its norm={self.norm!r}" if self.norm != "none" else "") + f": {fix}")
+
     def gram(self, t:TaskTensors) -> torch.Tensor:
         "(n_tasks, n, n) Gram matrix of the transformed support-then-query items (padding: zero rows)."
         s, q = t.support, t.query        # may be the caller's tensors: transformed out of place
@@ -101,8 +115,8 @@ class PTMAP(Solver):
                        torch.cat([Gsq.transpose(1, 2), torch.bmm(q, q.transpose(1, 2))], 2)], 1)
         m = torch.cat([t.support_mask, t.query_mask], 1)
         if torch.where(m, G.diagonal(dim1=1, dim2=2), 0).isnan().any():
-            raise ValueError(f"PTMAP's power transform (beta={self.beta}) needs non-negative features (e.g. after a ReLU); "
-                             "pass beta=1 to skip it, or norm='none' / 'l2' rather than 'cl2n'")
+            raise ValueError(f"PTMAP's power transform (beta={self.beta}) needs non-negative features (e.g. after a ReLU): "
+                             "pass beta=1 to skip it; if they are non-negative before a norm='cl2n', use norm='none' or 'l2'")
         mf = m.to(G.dtype)
         G.mul_(mf.unsqueeze(2)).mul_(mf.unsqueeze(1))   # padded items (1e-3 after the transform) back to zero
         E = torch.stack([F.pad(t.support_mask, (0, q.shape[1])), F.pad(t.query_mask, (s.shape[1], 0))], -1).to(G.dtype)
