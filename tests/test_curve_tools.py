@@ -37,7 +37,7 @@ def test_maml_critic_curve_resumes_its_rows(tmp_path):
 
 
 def test_lake_recipes_are_chosen_on_validation(tmp_path):
-    "Two recipes made with --holdout: --select picks the one whose validation error is lowest, never by Lake's runs."
+    "Two recipes made with --holdout: --select chooses on validation error (one-standard-error rule), never by Lake's runs."
     common = ["tools/lake_curves.py", "--regime", "pretrain", "--steps", "4", "--eval-every", "2", "--width", "8", "--batch-size", "16",
               "--holdout", "3"]
     a, b = tmp_path/"plain.csv", tmp_path/"distorted.csv"
@@ -49,12 +49,17 @@ def test_lake_recipes_are_chosen_on_validation(tmp_path):
     out = tmp_path/"selection.csv"
     _run(["tools/lake_curves.py", "--select", str(a), str(b), "--select-out", str(out)], tmp_path)
     t = pd.read_csv(out)
-    assert list(t.curve) == ["plain.csv", "distorted.csv"] and list(t.distort) == [False, True] and t.chosen.sum() == 1
-    assert t.loc[t.chosen, "val_err_pct"].iloc[0] == t.val_err_pct.min()
-    for r in t.itertuples():   # each recipe's step is its own curve's lowest validation error, and its epochs are images over one epoch's
-        d = pd.read_csv(tmp_path/r.curve)
-        assert r.val_err_pct == d.val_err_pct.min() and r.step == d.step[d.val_err_pct.idxmin()]
-        assert abs(r.epochs - d.images[d.step == r.step].iloc[0] / 17440) < 1e-9   # 218 characters x 4 rotations x 20 drawings
+    assert list(t.curve) == ["plain.csv"] * 2 + ["distorted.csv"] * 2 and list(t.distort) == [False, False, True, True]
+    assert list(t.step) == [2, 4, 2, 4] and t.chosen.sum() == 1 and t.lowest.sum() == 1
+    assert t.val_err_pct[t.lowest].iloc[0] == t.val_err_pct.min() and t.within_one_se[t.lowest].all()
+    ok = t[t.within_one_se]   # the one-standard-error rule: the cheapest candidate close enough to the lowest
+    assert t.chosen.equals(t.index.to_series() == ok.sort_values(["images", "val_err_pct"], kind="stable").index[0])
+    se = t.val_hw_pct[t.lowest].iloc[0] / 1.9647                       # t quantile, 499 df
+    assert t.within_one_se.equals(t.val_err_pct <= t.val_err_pct.min() + se + 1e-9)
+    for r in t.itertuples():   # each candidate is its curve's row, its epochs the images over one epoch's
+        d = pd.read_csv(tmp_path/r.curve).set_index("step").loc[r.step]
+        assert (r.val_err_pct, r.lake_err_pct, r.images) == (d.val_err_pct, d.lake_err_pct, d.images)
+        assert abs(r.epochs - r.images / 17440) < 1e-9   # 218 characters x 4 rotations x 20 drawings
     no_val = tmp_path/"no_val.csv"
     _run(common[:-2] + ["--out", str(no_val)], tmp_path)
     r = subprocess.run([sys.executable, "tools/lake_curves.py", "--select", str(a), str(no_val)], cwd=ROOT, capture_output=True, text=True,

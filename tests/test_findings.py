@@ -58,3 +58,23 @@ def test_the_headline_verdicts_of_exp_realistic():
     ptmap = d[d.index.str.startswith("pt-map loses accuracy on Dirichlet") & ~d.index.str.contains("pooled")]
     assert len(tim) == 2 and not tim.verdict.map(verdict_base).eq("reproduced").any(), tim[["ours", "paper_low", "verdict"]]
     assert len(ptmap) == 2 and ptmap.verdict.map(verdict_base).eq("reproduced").all(), ptmap[["ours", "paper_low", "verdict"]]
+
+
+# Experiments whose default run chooses something (a hyper-parameter, a recipe, a checkpoint) before it reports: each names,
+# in its run.json (`extra.selected`), every choice with the data it was made on, which must be validation data, and
+# the data it is reported on.
+CHOOSING = ["exp_realistic", "exp_beta", "exp_bongard", "exp_omniglot_protocol"]
+
+
+@pytest.mark.parametrize("exp", CHOOSING)
+def test_default_run_names_its_validation_split(exp):
+    import json
+    run = json.loads((ROOT/"nbs"/"runs"/exp/"run.json").read_text())
+    sel = run.get("extra", {}).get("selected")
+    assert isinstance(sel, dict) and sel, f"{exp}: run.json names no choice (extra.selected): where was each value chosen?"
+    choices = {k: v for k, v in sel.items() if isinstance(v, dict)}
+    assert choices, sel
+    for name, c in choices.items():
+        assert {"value", "chosen_on", "reported_on"} <= set(c), (exp, name, c)
+        assert "validation" in c["chosen_on"].lower() and "validation" not in c["reported_on"].lower(), (exp, name, c)
+        assert c["chosen_on"] != c["reported_on"], (exp, name, c)

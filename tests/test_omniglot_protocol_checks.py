@@ -64,3 +64,21 @@ def test_a_broken_run_fails(run, monkeypatch, breakage):
             lambda v: d.__setitem__("val_acc_frac", d.val_acc_frac.where(d.method != "protonet", v))))
     with pytest.raises(AssertionError):
         run_checks("exp_omniglot_protocol", run, monkeypatch)
+
+
+def test_the_default_recipe_is_the_one_chosen_on_validation():
+    """The defaults' recipe (distortions, schedule, epochs) is the candidate that nbs/results/lake_curves_val/selection.csv
+    chose on validation characters, and the run record says so; a default changed without a new selection fails here."""
+    cells = json.loads(NB.read_text())["cells"]
+    params = "".join(next(c for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))["source"])
+    ns = {}
+    exec(params, ns)
+    sel = pd.read_csv(ROOT/"nbs"/"results"/"lake_curves_val"/"selection.csv")
+    assert sel.chosen.sum() == 1, sel
+    chosen = sel[sel.chosen].iloc[0]
+    assert chosen.within_one_se and chosen.images == sel[sel.within_one_se].images.min(), chosen   # the rule: the cheapest close enough
+    assert (bool(chosen.distort), chosen.schedule) == (ns["distort"], "constant"), chosen   # the notebook trains at a constant rate
+    assert abs(chosen.epochs - ns["epochs"]) < 0.05, (chosen.epochs, ns["epochs"])
+    assert (ns["width"], ns["image_size"], ns["lr"], ns["batch_size"], ns["rotations"]) == (64, 28, 1e-3, 128, True)   # the curves' setting
+    rec = json.loads((STORED/"run.json").read_text())["extra"]["selected"]["recipe"]
+    assert "lake_curves_val/selection.csv" in rec["chosen_on"] and rec["value"].startswith(f"distort={ns['distort']}, {ns['epochs']:g} epochs"), rec

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse, json
 from pathlib import Path
 import numpy as np, pandas as pd, torch
+from scipy import stats
 
 from fewshot_nb.core import seed_everything, atomic_write, save_json, save_csv
 from fewshot_nb.data.omniglot import load_omniglot
@@ -31,6 +32,9 @@ from fewshot_nb.metrics import accuracy, mean_ci
 from fewshot_nb.training.backbones import make_backbone
 from fewshot_nb.data.streams import ImageSource, ClassStream, EpisodeStream
 from fewshot_nb.training.trainer import Trainer, Supervised, ProtoNetTraining
+
+
+VAL_TASKS = 500   # 5-way 1-shot validation tasks of the held-out characters (seed 1)
 
 
 def select(curve:pd.DataFrame) -> dict:
@@ -53,9 +57,11 @@ def train_images(options:dict) -> int:
 
 
 def select_recipes(paths:list) -> pd.DataFrame:
-    """One row per curve (a recipe): the step its validation error chooses, that error with its half-width, the error on
-    Lake's runs at that step, and `chosen`: the recipe whose chosen step has the lowest validation error. Every curve must
-    have been made with the same `--holdout` (the same validation characters), or the comparison means nothing."""
+    """Every evaluation of every curve as a candidate (recipe, length), and the one chosen on validation characters by the
+    one-standard-error rule: the cheapest candidate (fewest training images) whose validation error is within one standard
+    error of the lowest. (The lowest itself is flagged `lowest`; between candidates that close, validation cannot tell,
+    and the cheaper one fits the CPU budget.) Every curve must have been made with the same `--holdout` (the same
+    validation characters), or the comparison means nothing. Lake's runs play no part in the choice."""
     rows = []
     for p in map(Path, paths):
         meta = p.with_suffix(".json")
@@ -63,15 +69,18 @@ def select_recipes(paths:list) -> pd.DataFrame:
         opt = json.loads(meta.read_text())["options"]
         curve = pd.read_csv(p)
         if not opt.get("holdout") or "val_err_pct" not in curve: raise ValueError(f"{p}: made without --holdout, so it has no validation error to choose by")
-        s = select(curve)
-        v = curve[curve.step == s["val_selected_step"]].iloc[0]
-        rows.append(dict(curve=p.name, regime=opt["regime"], distort=bool(opt["augment"]), schedule=opt["schedule"] or "constant",
-                         horizon_steps=int(opt["steps"]), holdout=int(opt["holdout"]), step=int(v.step),
-                         epochs=float(v.images) / train_images(opt), val_err_pct=float(v.val_err_pct),
-                         val_hw_pct=float(v.get("val_hw_pct", np.nan)), lake_err_pct=float(v.lake_err_pct), lake_hw_pct=float(v.lake_hw_pct)))
+        n = train_images(opt)
+        rows += [dict(curve=p.name, regime=opt["regime"], distort=bool(opt["augment"]), schedule=opt["schedule"] or "constant",
+                      horizon_steps=int(opt["steps"]), holdout=int(opt["holdout"]), step=int(v.step), images=int(v.images),
+                      epochs=float(v.images) / n, val_err_pct=float(v.val_err_pct), val_hw_pct=float(v.val_hw_pct),
+                      lake_err_pct=float(v.lake_err_pct), lake_hw_pct=float(v.lake_hw_pct)) for v in curve.itertuples()]
     t = pd.DataFrame(rows)
     if t.holdout.nunique() > 1: raise ValueError(f"the curves hold out different characters (--holdout {sorted(t.holdout.unique())}): compare curves of one split")
-    t["chosen"] = t.index == t.val_err_pct.idxmin()
+    best = t.val_err_pct.idxmin()
+    se = t.val_hw_pct[best] / stats.t.ppf(0.975, VAL_TASKS - 1)   # the half-width is a t interval over the validation tasks
+    t["lowest"] = t.index == best
+    t["within_one_se"] = t.val_err_pct <= t.val_err_pct[best] + se
+    t["chosen"] = t.index == t[t.within_one_se].sort_values(["images", "val_err_pct"], kind="stable").index[0]
     return t
 
 
@@ -117,7 +126,7 @@ def main():
         ws = weak_split(omni, a.holdout)
         train = ImageSource.from_omniglot(omni, ws["train"], rotations=not a.no_rotations)
         val = ImageSource.from_omniglot(omni, ws["test"])
-        val_tasks = TaskManifest.sample(EpisodeSampler(val.labels.numpy(), 5, 1, 5), 500, seed=1).batch
+        val_tasks = TaskManifest.sample(EpisodeSampler(val.labels.numpy(), 5, 1, 5), VAL_TASKS, seed=1).batch
     else:
         train, val = ImageSource.from_omniglot(omni, rotations=not a.no_rotations), None
     runs = load_omniglot("runs", size=a.image_size)
