@@ -7,7 +7,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/core.html.md"""
 # %% ../nbs/00_core.ipynb #fac9fd2c
 from __future__ import annotations
 import os, re, sys, json, errno, logging, random, platform, tempfile, hashlib, subprocess, contextlib, datetime, importlib.util
-import signal, threading, time, multiprocessing as mp
+import shutil, signal, threading, time, multiprocessing as mp
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from filelock import FileLock, Timeout
@@ -17,12 +17,13 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['UNIT_SUFFIXES', 'COLUMN_UNITS', 'logger', 'PAGE_WIDTH_PX', 'seed_everything', 'as_rng', 'derive_seed', 'check_int',
-           'get_device', 'to_tensor', 'atomic_write', 'save_json', 'save_csv', 'column_unit', 'check_units',
-           'array_digest', 'file_md5', 'config_hash', 'source_checkout', 'package_versions', 'RunRecord', 'get_logger',
-           'verbose', 'set_progress', 'progress_enabled', 'progress', 'available_cpus', 'experiment_setup', 'Registry',
-           'figure_fonts', 'page_fontsize', 'check_figure_fonts', 'save_figure', 'exit_with_parent', 'worker_pool',
-           'cache_lock']
+__all__ = ['UNIT_SUFFIXES', 'COLUMN_UNITS', 'logger', 'PAGE_WIDTH_PX', 'COMPLETE', 'seed_everything', 'as_rng', 'derive_seed',
+           'check_int', 'get_device', 'to_tensor', 'atomic_write', 'save_json', 'save_csv', 'column_unit',
+           'check_units', 'array_digest', 'file_md5', 'config_hash', 'source_checkout', 'package_versions', 'RunRecord',
+           'get_logger', 'verbose', 'set_progress', 'progress_enabled', 'progress', 'available_cpus',
+           'experiment_setup', 'Registry', 'figure_fonts', 'page_fontsize', 'check_figure_fonts', 'save_figure',
+           'exit_with_parent', 'worker_pool', 'cache_lock', 'file_sha256', 'run_files', 'write_completion',
+           'check_completion', 'FolderBusy', 'folder_lock', 'finished_run_problem', 'staged_run']
 
 # %% ../nbs/00_core.ipynb #7c7137cd
 def seed_everything(
@@ -622,3 +623,160 @@ def cache_lock(
         held.discard(key)
         with contextlib.suppress(FileNotFoundError): lock_path.unlink()   # while still held: a waiter on it sees it gone
         lock.release()
+
+# %% ../nbs/00_core.ipynb #9cf59eb6
+COMPLETE = "complete.json"   # a finished run's record of its files: written last, so its presence means the run ended
+
+def file_sha256(path:str|Path, chunk:int=1<<20) -> str:
+    "SHA-256 hex digest of a file's bytes, read in chunks."
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for b in iter(lambda: f.read(chunk), b""): h.update(b)
+    return h.hexdigest()
+
+def run_files(folder:str|Path) -> list[str]:
+    "The files of a run in `folder` (POSIX paths relative to it), sorted: every file but the completion record and dot-names."
+    folder = Path(folder)
+    if not folder.is_dir(): return []
+    out = []
+    for p in sorted(folder.rglob("*")):
+        rel = p.relative_to(folder)
+        if p.is_file() and not p.is_symlink() and rel.as_posix() != COMPLETE and not any(s.startswith(".") for s in rel.parts):
+            out.append(rel.as_posix())
+    return out
+
+def write_completion(
+    folder:str|Path,          # the run's folder
+    files:list|None=None,     # its files, relative to `folder` (None: `run_files(folder)`)
+    record_in:str|Path|None=None, # write the record here instead (a staging folder the files are hashed in), same format
+    **info,                   # what else the record says (e.g. the run's name, its parameters)
+) -> Path:                    # the record's path
+    "Write the completion record of a finished run, last and atomically: each file's size and SHA-256."
+    folder = Path(folder)
+    files = run_files(folder) if files is None else [Path(f).as_posix() for f in files]
+    rec = dict(format="fewshot_nb.complete", version=1, finished=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               **info, files={f: dict(bytes=(folder/f).stat().st_size, sha256=file_sha256(folder/f)) for f in files})
+    return save_json(rec, Path(record_in or folder)/COMPLETE)
+
+def check_completion(
+    folder:str|Path,   # a run's folder
+) -> list[str]:        # what keeps it from being a finished run; [] when every file matches its record
+    "Whether a folder holds a finished run: its completion record is there and every file it lists has the bytes it lists."
+    folder, rec = Path(folder), None
+    try: rec = json.loads((Path(folder)/COMPLETE).read_text())
+    except FileNotFoundError: return [f"no {COMPLETE}: the run did not finish"]
+    except (OSError, ValueError) as e: return [f"{COMPLETE} cannot be read ({type(e).__name__}): the record itself is damaged"]
+    if not isinstance(rec, dict) or rec.get("format") != "fewshot_nb.complete" or not isinstance(rec.get("files"), dict):
+        return [f"{COMPLETE} is not a completion record of fewshot_nb"]
+    problems = []
+    for f, want in rec["files"].items():
+        p = folder/f
+        if not p.is_file(): problems.append(f"{f} is missing"); continue
+        if p.stat().st_size != want.get("bytes") or file_sha256(p) != want.get("sha256"):
+            problems.append(f"{f} has changed since the run finished (its SHA-256 differs from {COMPLETE})")
+    return problems
+
+
+# %% ../nbs/00_core.ipynb #dd299d51
+class FolderBusy(RuntimeError):
+    "Another process is writing the folder (its details in the message)."
+
+def _holder(lock_path:Path) -> str:
+    "Who holds a folder lock, as its file says it."
+    try: h = json.loads(lock_path.read_text() or "{}")
+    except (OSError, ValueError): h = {}
+    if not h: return "another process"
+    return f"process {h.get('pid')} on {h.get('host')} ({h.get('command') or 'no command recorded'}), since {h.get('started')}"
+
+@contextlib.contextmanager
+def folder_lock(
+    folder:str|Path,     # the folder to write (created if needed)
+    wait:bool=False,     # wait for the holder to finish, instead of refusing at once
+    command:str|None=None, # what the holder runs, as others will see it (default: this process's command line)
+) -> Iterator[Path]:     # the folder, as a `Path`
+    "Context manager: be the only writer of `folder` for the block, across processes; refuse (`FolderBusy`) or wait while another is."
+    import fcntl
+    folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
+    path = folder/".lock"
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try: fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            os.close(fd)
+            raise FolderBusy(f"{folder} is being written by {_holder(path)}: wait for it to finish (--wait), or write to another folder") from None
+        try: same = os.fstat(fd).st_ino == os.stat(path).st_ino   # the last holder may have removed the file we waited on
+        except FileNotFoundError: same = False
+        if same: break
+        os.close(fd)
+    try:
+        me = dict(pid=os.getpid(), host=platform.node(), command=(command or " ".join(sys.argv))[:300],
+                  started=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+        os.ftruncate(fd, 0); os.write(fd, json.dumps(me).encode())
+        yield folder
+    finally:
+        with contextlib.suppress(FileNotFoundError): path.unlink()   # while still held
+        os.close(fd)
+
+
+# %% ../nbs/00_core.ipynb #4eb04a55
+def _missing_dirs(folder:Path) -> list:
+    "`folder` and its parents that do not exist yet, deepest first: what making `folder` would create."
+    return [p for p in (folder, *folder.parents) if not p.exists()]
+
+def finished_run_problem(
+    out:str|Path,           # a folder a run is about to write
+    force:bool=False,       # replacing an earlier run is allowed
+    legacy:tuple=(),        # files of a run made before completion records (their presence alone marks one)
+) -> str|None:              # why the run may not write there (a sentence with the way out), or None
+    "Whether `out` holds a finished run that a new run must not overwrite without `force`."
+    out = Path(out)
+    if out.exists() and not out.is_dir(): return f"{out} is a file, not a folder"
+    if force or not out.is_dir(): return None
+    if (out/COMPLETE).exists():
+        problems = check_completion(out)
+        if problems: return (f"{out} holds a run whose files no longer match its record ({problems[0]}"
+                             + (f", and {len(problems) - 1} more" if len(problems) > 1 else "") + "): choose another folder, or replace it with force")
+        return f"{out} already holds a finished run ({COMPLETE}): choose another folder, or replace it with force"
+    if legacy and all((out/f).exists() for f in legacy):
+        return f"{out} holds the results of a run without a completion record ({', '.join(legacy)}): choose another folder, or replace it with force"
+    return None
+
+@contextlib.contextmanager
+def staged_run(
+    out:str|Path,          # the folder the run's files go to
+    force:bool=False,      # replace an earlier finished run in `out`
+    wait:bool=False,       # wait for another writer of `out` instead of refusing
+    legacy:tuple=(),       # files that mark a run made before completion records (see `finished_run_problem`)
+    **info,                # what the completion record says besides the files
+) -> Iterator[Path]:       # the staging folder to write the run's files in
+    "Context manager: write a run into `out` whole or not at all, as its only writer, ending with `complete.json`."
+    out = Path(out).expanduser().absolute()
+    made = _missing_dirs(out)
+    stage = None
+    try:
+        with folder_lock(out, wait=wait):
+            if why := finished_run_problem(out, force, legacy): raise FileExistsError(why)
+            stage = out/f".staging-{os.getpid()}"
+            if stage.exists(): shutil.rmtree(stage)   # a staging folder of an earlier process with this pid: dead, its lock gone
+            stage.mkdir()
+            yield stage
+            files = run_files(stage)
+            write_completion(stage, files, **info)                 # hashed in the staging folder, before anything moves
+            if force:                                              # the earlier run goes first: nothing of it stays beside the new one
+                try: old = dict(json.loads((out/COMPLETE).read_text()).get("files", {}))
+                except (OSError, ValueError, AttributeError, TypeError): old = {}   # no record, or a damaged one: its files unknown
+                for f in [*old, *legacy]:
+                    with contextlib.suppress(FileNotFoundError, IsADirectoryError): (out/f).unlink()
+            (out/COMPLETE).unlink(missing_ok=True)                 # no record while the files change
+            for f in files:
+                (out/f).parent.mkdir(parents=True, exist_ok=True)
+                os.replace(stage/f, out/f)
+            os.replace(stage/COMPLETE, out/COMPLETE)               # last: the run is finished
+            shutil.rmtree(stage, ignore_errors=True)
+    except BaseException:
+        if stage is not None: shutil.rmtree(stage, ignore_errors=True)
+        for d in made:                                             # the folders this run made, if it left them empty
+            try: d.rmdir()
+            except OSError: break
+        raise
+
