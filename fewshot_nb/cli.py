@@ -6,11 +6,11 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/cli.html.md"""
 
 # %% ../nbs/90_cli.ipynb #302ac5cb
 from __future__ import annotations
-import argparse, json, os, shutil, sys
+import argparse, json, os, re, shutil, sys
 from pathlib import Path
 import pandas as pd
 from . import __version__
-from .core import atomic_write, file_md5
+from .core import atomic_write, file_md5, FolderBusy
 from .data.omniglot import RESOURCES, SETS, data_root, cache_dir, fetch, ChecksumError, data_files
 from .data.datasets import verify_main, list_datasets
 from .bench.experiment import experiments_dir
@@ -133,16 +133,15 @@ def json_arg(
 def run_evaluate(a:argparse.Namespace) -> int:   # the exit status
     "`fewshot-nb evaluate`: read and check the features, evaluate the methods, write the files, print the table."
     from fewshot_nb.bench.evaluate import load_feature_sets, evaluate_features, results_table, plot_results
-    from fewshot_nb.core import save_figure
+    import matplotlib; matplotlib.use("Agg")   # no display needed: the figure goes to a file
     kwargs, tune = json_arg(a.method_kwargs, "--method-kwargs"), json_arg(a.tune, "--tune")
     sets = load_feature_sets(a.features, base=a.base, val=a.val, labels=a.labels, base_labels=a.base_labels, val_labels=a.val_labels)
     res = evaluate_features(sets, a.methods, shots=a.shots, n_way=a.ways, n_query=a.queries, dirichlet=a.dirichlet, n_tasks=a.tasks,
                             seed=a.seed, method_kwargs=kwargs, out=a.out, device=a.device, tune=tune, n_val_tasks=a.val_tasks,
-                            force=a.force, show_progress=sys.stderr.isatty() or None)
+                            force=a.force, wait=a.wait, figure=True, show_progress=sys.stderr.isatty() or None)
     print(results_table(res))
-    import matplotlib; matplotlib.use("Agg")   # no display needed: the figure goes to a file
-    save_figure(plot_results(res), Path(a.out)/"results.png")
-    print(f"\nwrote results.csv, results.png, tasks.csv, {'tuning.csv, ' if tune else ''}the task manifests (manifest_*.npz) and run.json to {a.out}")
+    print(f"\nwrote results.csv, results.png, tasks.csv, {'tuning.csv, ' if tune else ''}the task manifests (manifest_*.npz), run.json "
+          f"and complete.json (each file's SHA-256) to {a.out}")
     return 0
 
 # %% ../nbs/90_cli.ipynb #fa9c44d5
@@ -202,7 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--tune", metavar="JSON", help='grids tuned on --val, e.g. \'{"alpha-tim": {"alpha": [2, 5, 10]}}\', or a .json file')
     ev.add_argument("--out", required=True, metavar="DIR", help="folder of results.csv, tasks.csv, the task manifests and run.json")
     ev.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
-    ev.add_argument("--force", action="store_true", help="overwrite the results of an earlier run in DIR")
+    ev.add_argument("--force", action="store_true", help="replace an earlier finished run in DIR (its files go first)")
+    ev.add_argument("--wait", action="store_true", help="wait while another process writes DIR, instead of refusing at once")
     rp = _command(sub, "reproduce", "run the experiment notebooks (all, or those named) at one preset, locally or on Slurm, "
                   "skipping the finished ones, then write DIR/findings.csv and the report DIR/report/ (index.html, README.md)",
                   "fewshot-nb reproduce --preset smoke --out runs/smoke\n"
@@ -226,6 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--dry-run", action="store_true", help="run each notebook's dry run instead: the preset's models at full size and one batch "
                     "each at its shapes, on CPU, in DIR/dry_run/ (no report); the check before a long run")
     rp.add_argument("--report-only", action="store_true", help="run nothing: rebuild the report from the finished experiments")
+    rp.add_argument("--wait", action="store_true", help="wait while another reproduction writes DIR, instead of refusing at once")
     rp.add_argument("--notebooks", metavar="DIR", default=None, help="folder of the experiment notebooks (default: the clone's nbs/ or the installed copy)")
     exg = _command(sub, "experiments", "the experiment notebooks", "fewshot-nb experiments copy experiments exp_lake_runs")
     ex = exg.add_subparsers(dest="cmd", metavar="{list,copy}")
@@ -255,6 +256,12 @@ def build_parser() -> argparse.ArgumentParser:
     ap.groups = {"experiments": exg, "data": dag}   # a group alone prints its own help
     return ap
 
+def _cli_words(msg:str) -> str:
+    "A library message in the command line's words: `force=True` is `--force`, `method_kwargs={...}` is `--method-kwargs '{...}'`."
+    msg = re.sub(r"(?:pass |with )?force=True(?: \(--force\))?", lambda m: ("pass " if m.group(0).startswith("pass") else "with " if m.group(0).startswith("with") else "") + "--force", msg)
+    msg = re.sub(r"method_kwargs=(\{.*?\}\})", lambda m: "--method-kwargs '" + m.group(1).replace("'", '"') + "'", msg)
+    return msg
+
 def main(argv:list[str]|None=None) -> int:   # the exit status
     "The `fewshot-nb` command: `evaluate`, `reproduce`, `experiments list|copy`, `data where|fetch|verify`; alone, its help."
     ap = build_parser()
@@ -262,8 +269,9 @@ def main(argv:list[str]|None=None) -> int:   # the exit status
     if a.group is None: ap.print_help(); return 0
     if a.group not in ("evaluate", "reproduce") and a.cmd is None: ap.groups[a.group].print_help(); return 0
     try:
-        if a.group in ("evaluate", "reproduce"):   # a command that fails leaves no empty folder it made for --out
-            with tidy_on_failure(a.out): return run_evaluate(a) if a.group == "evaluate" else run_reproduce(a)
+        if a.group == "evaluate": return run_evaluate(a)   # staged: a failed run leaves --out as it was
+        if a.group == "reproduce":                          # a command that fails leaves no empty folder it made for --out
+            with tidy_on_failure(a.out): return run_reproduce(a)
         if a.group == "experiments" and a.cmd == "list":
             print(list_experiments()[["name", "title"]].to_string(index=False))
         elif a.group == "experiments":
@@ -283,6 +291,12 @@ def main(argv:list[str]|None=None) -> int:   # the exit status
             return verify_main(a.dataset, a.root, official=a.official, workers=a.workers)
         else:
             return verify_files(a.names)
-    except (ValueError, TypeError, ImportError, FileExistsError, FileNotFoundError, NotADirectoryError) as e:
-        print(f"fewshot-nb: {e}", file=sys.stderr); return 2
+    except (ValueError, TypeError, ImportError, FileExistsError, FileNotFoundError, NotADirectoryError, FolderBusy) as e:
+        print(f"fewshot-nb: {_cli_words(str(e))}", file=sys.stderr); return 2
+    except KeyboardInterrupt:
+        print("fewshot-nb: interrupted; nothing half-written was kept (run the same command again to resume or redo it)", file=sys.stderr)
+        return 130
+    except OSError as e:   # the system refused (permissions, a full disk, a folder given as a file): a failed run, said plainly
+        where = f" ({e.filename})" if getattr(e, "filename", None) else ""
+        print(f"fewshot-nb: the system refused{where}: {e.strerror or e}; nothing half-written was kept", file=sys.stderr); return 1
     return 0

@@ -726,7 +726,7 @@ def _missing_dirs(folder:Path) -> list:
 def finished_run_problem(
     out:str|Path,           # a folder a run is about to write
     force:bool=False,       # replacing an earlier run is allowed
-    legacy:tuple=(),        # files of a run made before completion records (their presence alone marks one)
+    legacy:tuple=(),        # files the run writes that mark an earlier run without a record (any of them there: refused)
 ) -> str|None:              # why the run may not write there (a sentence with the way out), or None
     "Whether `out` holds a finished run that a new run must not overwrite without `force`."
     out = Path(out)
@@ -737,8 +737,9 @@ def finished_run_problem(
         if problems: return (f"{out} holds a run whose files no longer match its record ({problems[0]}"
                              + (f", and {len(problems) - 1} more" if len(problems) > 1 else "") + "): choose another folder, or replace it with force")
         return f"{out} already holds a finished run ({COMPLETE}): choose another folder, or replace it with force"
-    if legacy and all((out/f).exists() for f in legacy):
-        return f"{out} holds the results of a run without a completion record ({', '.join(legacy)}): choose another folder, or replace it with force"
+    if there := [f for f in legacy if (out/f).exists()]:   # a run of an earlier version, or files of the user's: never overwritten unasked
+        return (f"{out} holds {', '.join(there)}, which this run writes, without a completion record: choose another folder, "
+                "or replace it with force")
     return None
 
 @contextlib.contextmanager

@@ -466,7 +466,7 @@ def _(c):
 def _(c):
     out = c.dir/"mine"; out.mkdir(); (out/"results.csv").write_text("method,acc_pct\nmine,99\n")
     c.baseline()
-    c.cli(fewshot_nb_main(), ["evaluate", features_file(c.dir/"feats.npz"), *EVAL, "--out", out], 2, "pass force=True (--force)")
+    c.cli(fewshot_nb_main(), ["evaluate", features_file(c.dir/"feats.npz"), *EVAL, "--out", out], 2, "replace it with --force")
     c.happened = "exit 2; the earlier results kept as they were"
 
 @case("features", "--out names a file")

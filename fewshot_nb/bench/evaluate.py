@@ -6,11 +6,11 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bench/evaluate.html.md"""
 
 # %% ../../nbs/bench/63_evaluate.ipynb #c3c0568e
 from __future__ import annotations
-import inspect, itertools, json, time
+import contextlib, inspect, itertools, json, time
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np, pandas as pd, torch
-from ..core import RunRecord, save_csv, page_fontsize, get_device, array_digest, file_md5, progress
+from ..core import RunRecord, staged_run, finished_run_problem, save_figure, save_csv, page_fontsize, get_device, array_digest, file_md5, progress
 from ..metrics import mean_ci
 from ..data.sources import FeatureSource
 from ..data.feature_files import read_features, read_base, check_compatible
@@ -20,8 +20,8 @@ from ..solvers.amortised import MetaSolver
 from .classification import TaskSetting, setting_seed
 
 # %% auto #0
-__all__ = ['ROLES', 'FeatureSets', 'load_feature_sets', 'check_task_sizes', 'MethodSpec', 'check_methods', 'evaluate_features',
-           'results_table', 'plot_results']
+__all__ = ['ROLES', 'LEGACY', 'FeatureSets', 'load_feature_sets', 'check_task_sizes', 'MethodSpec', 'check_methods',
+           'evaluate_features', 'results_table', 'plot_results']
 
 # %% ../../nbs/bench/63_evaluate.ipynb #96d9fa93
 ROLES = {"test": "test features", "base": "base features", "val": "validation features"}
@@ -217,6 +217,8 @@ def check_methods(
     return specs
 
 # %% ../../nbs/bench/63_evaluate.ipynb #8e1cf691
+LEGACY = ("results.csv", "tasks.csv", "run.json")   # files a run writes: without a completion record, never replaced unasked
+
 def _int(name:str, v, lo:int) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo: raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
     return int(v)
@@ -245,7 +247,9 @@ def evaluate_features(
     device="auto",            # 'auto', 'cpu', 'cuda' or 'cuda:N'
     tune:dict|None=None,      # {method: {argument: [values]}}: grids tuned on the validation tasks, per shot
     n_val_tasks:int|None=None,# validation tasks per shot (default: n_tasks)
-    force:bool=False,         # overwrite the results of an earlier run in `out`
+    force:bool=False,         # replace an earlier finished run in `out` (its files go; nothing of it stays beside the new ones)
+    wait:bool=False,          # wait while another process writes `out`, instead of refusing at once
+    figure:bool=False,        # also write results.png (`plot_results`) with the run's files
     chunk:int=1000,           # tasks solved per call
     show_progress:bool|None=None, # a progress bar on stderr (default: `core.set_progress` / FEWSHOT_PROGRESS)
     return_tasks:bool=False,  # also return the per-task table (method, n_shot, task, acc_frac), as `tasks.csv` holds it
@@ -261,8 +265,7 @@ def evaluate_features(
     out = None if out is None else Path(out).expanduser()
     if out is not None:
         if out.exists() and not out.is_dir(): raise NotADirectoryError(f"out={out} is a file, not a folder")
-        if (out/"results.csv").exists() and not force:
-            raise FileExistsError(f"{out} already holds the results of a run (results.csv): choose another folder, or pass force=True (--force)")
+        if why := finished_run_problem(out, force, LEGACY): raise FileExistsError(why + "=True")   # checked again under the lock
     if isinstance(features, FeatureSets):
         if base is not None or val is not None: raise ValueError("give base and val inside the FeatureSets, not beside it")
         sets = features
@@ -273,66 +276,69 @@ def evaluate_features(
     params = dict(features={r: str(f) for r, f in sets.files.items()}, methods=[s.name for s in specs], shots=shots, n_way=n_way,
                   n_query=n_query, dirichlet=dirichlet, n_tasks=n_tasks, n_val_tasks=n_val_tasks if sets.val is not None else None,
                   seed=seed, method_kwargs=method_kwargs or {}, tune=tune or {}, device=str(dev))
-    # 2. the tasks: one manifest per shot (and per shot on the validation classes), shared by every method
-    dq = {} if dirichlet is None else dict(query_dist="dirichlet", dirichlet_a=float(dirichlet))
-    settings = {k: TaskSetting(f"{n_way}way_{k}shot" + ("" if dirichlet is None else f"_dir{dirichlet:g}"), n_way, k, n_query, **dq)
-                for k in shots}
-    manifests, val_manifests = {}, {}
-    for k, st in settings.items():
-        manifests[k] = TaskManifest.sample(st.sampler(sets.test), n_tasks, setting_seed(seed, st.name))
-        if sets.val is not None:
-            manifests_name = f"val_{st.name}"
-            val_manifests[k] = TaskManifest.sample(st.sampler(sets.val), n_val_tasks, setting_seed(seed, manifests_name))
-    if out is not None:
+    # 2-4 under the lock of `out`, in its staging folder: a failed or interrupted run leaves `out` as it was
+    with (staged_run(out, force=force, wait=wait, legacy=LEGACY, command="evaluate_features") if out is not None else contextlib.nullcontext()) as stage:
+        # 2. the tasks: one manifest per shot (and per shot on the validation classes), shared by every method
+        dq = {} if dirichlet is None else dict(query_dist="dirichlet", dirichlet_a=float(dirichlet))
+        settings = {k: TaskSetting(f"{n_way}way_{k}shot" + ("" if dirichlet is None else f"_dir{dirichlet:g}"), n_way, k, n_query, **dq)
+                    for k in shots}
+        manifests, val_manifests = {}, {}
         for k, st in settings.items():
-            manifests[k].save(out/f"manifest_{st.name}.npz")
-            if k in val_manifests: val_manifests[k].save(out/f"manifest_val_{st.name}.npz")
-    # 3. every method on the same tasks
-    test_x = sets.test.feats.to(dev)
-    val_x = None if sets.val is None else sets.val.feats.to(dev)
-    bm = {} if sets.base_mean is None else {"base_mean": sets.base_mean}
-    fitted, seconds, rows, task_rows, tuning = {}, {}, [], [], []
-    def solver(spec, i, cand):
-        if not spec.meta: return make_solver(spec.name, **cand, **bm)
-        if (spec.name, i) not in fitted:   # one network per method and grid point, for every shot (1 to max(shots) in training)
-            t0 = time.perf_counter()
-            fitted[spec.name, i] = make_solver(spec.name, **cand, **bm).meta_fit(sets.base, **({"seed": seed} | spec.meta_fit), device=dev)[0]
-            seconds[f"meta_fit {spec.name} {i}"] = round(time.perf_counter() - t0, 3)
-        return fitted[spec.name, i]
-    bar = progress(len(shots) * len(specs), desc="evaluate", unit="method", show=show_progress)
-    for k in shots:
-        for spec in specs:
-            t0, cands, vals = time.perf_counter(), spec.candidates(), []
+            manifests[k] = TaskManifest.sample(st.sampler(sets.test), n_tasks, setting_seed(seed, st.name))
             if sets.val is not None:
-                for i, cand in enumerate(cands):
-                    va = evaluate(solver(spec, i, cand), val_x, val_manifests[k], chunk=chunk, seed=seed)
-                    vals.append(mean_ci(va))
-                    if spec.grid: tuning.append(dict(method=spec.name, n_shot=k, kwargs=json.dumps(cand, sort_keys=True),
-                                                     acc_pct=100 * vals[-1].mean, ci95_pct=100 * vals[-1].half_width, n_tasks=n_val_tasks))
-            best = int(np.argmax([v.mean for v in vals])) if vals else 0   # the first of the best, in grid order
-            for r in tuning:
-                if r["method"] == spec.name and r["n_shot"] == k: r["chosen"] = r["kwargs"] == json.dumps(cands[best], sort_keys=True)
-            acc = evaluate(solver(spec, best, cands[best]), test_x, manifests[k], chunk=chunk, seed=seed)
-            ci = mean_ci(acc)
-            row = dict(method=spec.name, n_shot=k, n_way=n_way, n_query=n_query, dirichlet_a=np.nan if dirichlet is None else float(dirichlet),
-                       acc_pct=100 * ci.mean, ci95_pct=100 * ci.half_width, n_tasks=n_tasks)
-            if vals: row |= dict(val_acc_pct=100 * vals[best].mean, val_ci95_pct=100 * vals[best].half_width, n_val_tasks=n_val_tasks)
-            rows.append(row | dict(kwargs=json.dumps(cands[best], sort_keys=True)))
-            task_rows.append(pd.DataFrame(dict(method=spec.name, n_shot=k, task=np.arange(n_tasks), acc_frac=acc)))
-            seconds[f"{spec.name} {k}-shot"] = round(time.perf_counter() - t0, 3)
-            bar.update(1)
-    bar.close()
-    results, tasks = pd.DataFrame(rows), pd.concat(task_rows, ignore_index=True)
-    # 4. the files
-    if out is not None:
-        save_csv(results, out/"results.csv")
-        save_csv(tasks, out/"tasks.csv")
-        if tuning: save_csv(pd.DataFrame(tuning), out/"tuning.csv")
-        rec = RunRecord.create(params, seed=seed, device=str(dev), data=sets.record(),
-                               manifests={st.name: manifests[k].digest[:16] for k, st in settings.items()}
-                                         | {f"val_{st.name}": val_manifests[k].digest[:16] for k, st in settings.items() if k in val_manifests},
-                               timings_s=seconds)
-        rec.save(out/"run.json")
+                manifests_name = f"val_{st.name}"
+                val_manifests[k] = TaskManifest.sample(st.sampler(sets.val), n_val_tasks, setting_seed(seed, manifests_name))
+        if stage is not None:
+            for k, st in settings.items():
+                manifests[k].save(stage/f"manifest_{st.name}.npz")
+                if k in val_manifests: val_manifests[k].save(stage/f"manifest_val_{st.name}.npz")
+        # 3. every method on the same tasks
+        test_x = sets.test.feats.to(dev)
+        val_x = None if sets.val is None else sets.val.feats.to(dev)
+        bm = {} if sets.base_mean is None else {"base_mean": sets.base_mean}
+        fitted, seconds, rows, task_rows, tuning = {}, {}, [], [], []
+        def solver(spec, i, cand):
+            if not spec.meta: return make_solver(spec.name, **cand, **bm)
+            if (spec.name, i) not in fitted:   # one network per method and grid point, for every shot (1 to max(shots) in training)
+                t0 = time.perf_counter()
+                fitted[spec.name, i] = make_solver(spec.name, **cand, **bm).meta_fit(sets.base, **({"seed": seed} | spec.meta_fit), device=dev)[0]
+                seconds[f"meta_fit {spec.name} {i}"] = round(time.perf_counter() - t0, 3)
+            return fitted[spec.name, i]
+        bar = progress(len(shots) * len(specs), desc="evaluate", unit="method", show=show_progress)
+        for k in shots:
+            for spec in specs:
+                t0, cands, vals = time.perf_counter(), spec.candidates(), []
+                if sets.val is not None:
+                    for i, cand in enumerate(cands):
+                        va = evaluate(solver(spec, i, cand), val_x, val_manifests[k], chunk=chunk, seed=seed)
+                        vals.append(mean_ci(va))
+                        if spec.grid: tuning.append(dict(method=spec.name, n_shot=k, kwargs=json.dumps(cand, sort_keys=True),
+                                                         acc_pct=100 * vals[-1].mean, ci95_pct=100 * vals[-1].half_width, n_tasks=n_val_tasks))
+                best = int(np.argmax([v.mean for v in vals])) if vals else 0   # the first of the best, in grid order
+                for r in tuning:
+                    if r["method"] == spec.name and r["n_shot"] == k: r["chosen"] = r["kwargs"] == json.dumps(cands[best], sort_keys=True)
+                acc = evaluate(solver(spec, best, cands[best]), test_x, manifests[k], chunk=chunk, seed=seed)
+                ci = mean_ci(acc)
+                row = dict(method=spec.name, n_shot=k, n_way=n_way, n_query=n_query, dirichlet_a=np.nan if dirichlet is None else float(dirichlet),
+                           acc_pct=100 * ci.mean, ci95_pct=100 * ci.half_width, n_tasks=n_tasks)
+                if vals: row |= dict(val_acc_pct=100 * vals[best].mean, val_ci95_pct=100 * vals[best].half_width, n_val_tasks=n_val_tasks)
+                rows.append(row | dict(kwargs=json.dumps(cands[best], sort_keys=True)))
+                task_rows.append(pd.DataFrame(dict(method=spec.name, n_shot=k, task=np.arange(n_tasks), acc_frac=acc)))
+                seconds[f"{spec.name} {k}-shot"] = round(time.perf_counter() - t0, 3)
+                bar.update(1)
+        bar.close()
+        results, tasks = pd.DataFrame(rows), pd.concat(task_rows, ignore_index=True)
+        # 4. the files, moved into `out` together when the block ends, complete.json last
+        if stage is not None:
+            save_csv(results, stage/"results.csv")
+            save_csv(tasks, stage/"tasks.csv")
+            if tuning: save_csv(pd.DataFrame(tuning), stage/"tuning.csv")
+            rec = RunRecord.create(params, seed=seed, device=str(dev), data=sets.record(),
+                                   manifests={st.name: manifests[k].digest[:16] for k, st in settings.items()}
+                                             | {f"val_{st.name}": val_manifests[k].digest[:16] for k, st in settings.items() if k in val_manifests},
+                                   timings_s=seconds)
+            rec.save(stage/"run.json")
+            if figure: save_figure(plot_results(results), stage/"results.png")
     return (results, tasks) if return_tasks else results
 
 # %% ../../nbs/bench/63_evaluate.ipynb #8ba0346c
