@@ -162,7 +162,7 @@ def run_reproduce(a:argparse.Namespace) -> int:   # the exit status: 0 when ever
         except ValueError: slurm[k] = v      # a name
     if a.executor == "local" and slurm: raise ValueError("Slurm options go with --executor slurm")
     t = reproduce_papers(a.experiments or None, preset=a.preset, out=a.out, executor=a.executor, jobs=a.jobs, threads=a.threads,
-                  slurm=slurm or None, retry_failed=a.retry_failed, plan=a.plan, dry_run=a.dry_run, report_only=a.report_only, nbs=a.notebooks)
+                  slurm=slurm or None, retry_failed=a.retry_failed, plan=a.plan, dry_run=a.dry_run, report_only=a.report_only, nbs=a.notebooks, wait=a.wait)
     cols = ["experiment", "preset", "state", "seconds"] + (["folder"] if a.plan else [])
     print(t[cols].to_string(index=False))
     for r in t[t.state == "failed"].itertuples(): print(f"\n{r.experiment} failed: {r.error}\n  (its notebook: {r.folder}/notebook.ipynb)", file=sys.stderr)

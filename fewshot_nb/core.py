@@ -681,6 +681,10 @@ def check_completion(
 class FolderBusy(RuntimeError):
     "Another process is writing the folder (its details in the message)."
 
+def _missing_dirs(folder:Path) -> list:
+    "`folder` and its parents that do not exist yet, deepest first: what making `folder` would create."
+    return [p for p in (folder, *folder.parents) if not p.exists()]
+
 def _holder(lock_path:Path) -> str:
     "Who holds a folder lock, as its file says it."
     try: h = json.loads(lock_path.read_text() or "{}")
@@ -696,7 +700,8 @@ def folder_lock(
 ) -> Iterator[Path]:     # the folder, as a `Path`
     "Context manager: be the only writer of `folder` for the block, across processes; refuse (`FolderBusy`) or wait while another is."
     import fcntl
-    folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
+    folder = Path(folder); made = _missing_dirs(folder.absolute())   # removed again at the end if left empty
+    folder.mkdir(parents=True, exist_ok=True)
     path = folder/".lock"
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -716,13 +721,12 @@ def folder_lock(
     finally:
         with contextlib.suppress(FileNotFoundError): path.unlink()   # while still held
         os.close(fd)
+        for d in made:                                               # the folders it made, if the block left them empty
+            try: d.rmdir()
+            except OSError: break
 
 
 # %% ../nbs/00_core.ipynb #4eb04a55
-def _missing_dirs(folder:Path) -> list:
-    "`folder` and its parents that do not exist yet, deepest first: what making `folder` would create."
-    return [p for p in (folder, *folder.parents) if not p.exists()]
-
 def finished_run_problem(
     out:str|Path,           # a folder a run is about to write
     force:bool=False,       # replacing an earlier run is allowed

@@ -13,13 +13,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import yaml
-from .core import atomic_write, save_json, save_csv, config_hash, worker_pool, progress as _core_progress
+from .core import (atomic_write, save_json, save_csv, config_hash, worker_pool, progress as _core_progress, folder_lock, FolderBusy,
+                             file_sha256, run_files, get_logger)
+_log = get_logger("sweep")
 
 # %% auto #0
 __all__ = ['DISTRIBUTIONS', 'RECORD', 'RUNNING', 'ERROR', 'OUTPUT', 'THREAD_VARS', 'SLURM_OPTIONS', 'sample_value',
            'notebook_digest', 'Sweep', 'notebook_parameters', 'check_points', 'tidy_on_failure', 'run_point',
-           'record_complete', 'point_state', 'sweep_status', 'status_counts', 'run_sweep', 'run_points', 'collect',
-           'main']
+           'record_complete', 'record_problems', 'point_state', 'sweep_status', 'status_counts', 'run_sweep',
+           'run_points', 'collect', 'main']
 
 # %% ../nbs/70_sweep.ipynb #2ea1c1a5
 DISTRIBUTIONS = {   # name -> what its argument is
@@ -253,7 +255,17 @@ def _read_json(path:Path):
     except (OSError, ValueError): return None
 
 def _files(folder:Path) -> dict:
-    return {str(p.relative_to(folder)): p.stat().st_size for p in sorted(folder.rglob("*")) if p.is_file()} if folder.is_dir() else {}
+    "relative path -> size and SHA-256 of every file of a run's output folder: what 'done' is checked against."
+    return {f: dict(bytes=(folder/f).stat().st_size, sha256=file_sha256(folder/f)) for f in run_files(folder)}
+
+def _locked(folder:Path) -> bool:
+    "Whether a process holds the folder's lock (`core.folder_lock`) now: one is running the point."
+    import fcntl
+    try: fd = os.open(folder/".lock", os.O_RDWR)
+    except OSError: return False
+    try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); return False   # free (released by the system when its holder died)
+    except BlockingIOError: return True
+    finally: os.close(fd)
 
 def _start_time(pid:int) -> str|None:
     "When process `pid` started (Linux: field 22 of /proc/PID/stat, in clock ticks since boot), or None where unknown."
@@ -277,11 +289,22 @@ def run_point(
     log_output:bool=False,# stream the notebook's output to this process's log (Slurm's job log)
 ) -> dict:                # name, status ('done' or 'failed'), seconds and, if failed, the error's tail
     """Run one point with papermill in its folder: `notebook.ipynb` (the executed notebook), `out/` (the run's files),
-    then `record.json`, written last and atomically: a point is finished when, and only when, that record is complete."""
+    then `record.json`, written last and atomically, with the size and SHA-256 of every file of `out/`: a point is
+    finished when, and only when, every file matches that record. The point is claimed under the folder's lock
+    (`core.folder_lock`) before its kernel starts: a point another process runs is skipped, never run twice at once.
+    A failed run leaves its `error.json` and executed notebook, and removes its partial `out/`."""
     folder = Path(point["folder"])
     anchor, old = next(p for p in (folder, *folder.parents) if p.exists()), _dirs_under(folder)   # what was there: never removed
-    folder.mkdir(parents=True, exist_ok=True)
+    try: claim = folder_lock(folder, command=f"sweep point {point['name']}"); claim.__enter__()
+    except FolderBusy as e: return dict(name=point["name"], status="skipped", seconds=0.0, error=str(e))
+    try: return _run_claimed(point, folder, anchor, old, threads, cwd, log_output)
+    finally: claim.__exit__(None, None, None)
+
+def _run_claimed(point, folder, anchor, old, threads, cwd, log_output) -> dict:
+    "`run_point` under the point's lock."
+    if record_complete(folder): return dict(name=point["name"], status="done", seconds=0.0)   # finished by another process meanwhile
     for f in (RECORD, ERROR): (folder/f).unlink(missing_ok=True)
+    shutil.rmtree(folder/OUTPUT, ignore_errors=True)   # what an earlier, unfinished attempt left: nothing of it stays beside the new run
     job = os.environ.get("SLURM_ARRAY_JOB_ID") and f"{os.environ['SLURM_ARRAY_JOB_ID']}_{os.environ.get('SLURM_ARRAY_TASK_ID')}" or os.environ.get("SLURM_JOB_ID")
     save_json(dict(host=socket.gethostname(), pid=os.getpid(), pid_started=_start_time(os.getpid()), job_id=job, started=_now()), folder/RUNNING)
     if threads is not None:
@@ -312,15 +335,31 @@ def run_point(
     finally:
         (folder/RUNNING).unlink(missing_ok=True)
         shutil.rmtree(sockets, ignore_errors=True)
-        if not done: _remove_new_empty(folder, anchor, old)   # the empty folders the run made (its out/): gone; error.json stays
+        if not done:
+            shutil.rmtree(folder/OUTPUT, ignore_errors=True)   # its partial files: the run's own; error.json and notebook.ipynb stay
+            _remove_new_empty(folder, anchor, old)
 
 def record_complete(
     folder:str|Path,   # a point's folder
 ) -> bool:
-    "Whether a point has finished: its record says 'done' and every file it lists is there with the size it lists."
+    "Whether a point has finished: its record says 'done' and every file it lists is there with the bytes it lists (SHA-256)."
+    return not record_problems(folder)
+
+def record_problems(
+    folder:str|Path,   # a point's folder
+) -> list[str]:        # why the point is not finished; [] when it is
+    "What keeps a point from being finished: no record, a record of another format, a file missing or changed since it was written."
     folder = Path(folder); rec = _read_json(folder/RECORD)
-    if not rec or rec.get("status") != "done" or not isinstance(rec.get("files"), dict): return False
-    return all((folder/OUTPUT/f).is_file() and (folder/OUTPUT/f).stat().st_size == size for f, size in rec["files"].items())
+    if not rec: return [f"no {RECORD}"]
+    if rec.get("status") != "done" or not isinstance(rec.get("files"), dict): return [f"{RECORD} does not say 'done'"]
+    problems = []
+    for f, want in rec["files"].items():
+        p = folder/OUTPUT/f
+        if not isinstance(want, dict) or "sha256" not in want: return [f"{RECORD} lists sizes only (an earlier version): the files cannot be checked"]
+        if not p.is_file(): problems.append(f"{OUTPUT}/{f} is missing")
+        elif p.stat().st_size != want.get("bytes") or file_sha256(p) != want["sha256"]:
+            problems.append(f"{OUTPUT}/{f} has changed since the run finished (its SHA-256 differs from {RECORD})")
+    return problems
 
 # %% ../nbs/70_sweep.ipynb #215e19f6
 def _slurm_jobs() -> set|None:
@@ -342,7 +381,10 @@ def point_state(
 ) -> str:              # 'done', 'running', 'queued', 'failed' or 'pending'
     "Where a point stands. A run marked as running whose process or Slurm job is gone was interrupted: pending again."
     folder = Path(folder)
-    if record_complete(folder): return "done"
+    problems = record_problems(folder)
+    if not problems: return "done"
+    if (folder/RECORD).is_file(): _log.warning(f"{folder}: its record no longer holds ({'; '.join(problems[:3])}): the point runs again")
+    if _locked(folder): return "running"
     run = _read_json(folder/RUNNING)
     if run:
         if run.get("job_id"):
@@ -455,6 +497,7 @@ def _run_local(todo, workers, threads, cwd, bar):
             for f in as_completed(futures):
                 r = f.result(); bar.update(1)
                 if r["status"] == "failed": bar.write(f"failed: {r['name']}\n{r['error']}")
+                if r["status"] == "skipped": bar.write(f"skipped: {r['name']}: {r['error']}")
         except BaseException:   # Ctrl-C or a dead worker: what has not started is dropped; what ran is pending again
             ex.shutdown(wait=False, cancel_futures=True); raise
         finally: bar.close()

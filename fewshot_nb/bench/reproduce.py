@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib, os, shutil, sys
 from pathlib import Path
 import pandas as pd
-from ..core import atomic_write, progress
+from ..core import atomic_write, progress, folder_lock
 from ..sweep import Sweep, sweep_status, status_counts, run_points, SLURM_OPTIONS, OUTPUT
 from .experiment import experiments_dir
 from .report import write_report
@@ -67,6 +67,7 @@ def reproduce_papers(
     report_only:bool=False,           # run nothing: rebuild the report from the finished experiments
     nbs:str|Path|None=None,           # folder of the experiment notebooks (None: `experiments_dir()`)
     show:bool|None=None,              # progress bar (None: `core.set_progress` / FEWSHOT_PROGRESS)
+    wait:bool=False,                  # wait while another reproduction writes `out`, instead of refusing at once
 ) -> pd.DataFrame:                    # one row per experiment: state, seconds, error, folder
     "Run the chosen experiment notebooks at one preset, skipping the finished ones, then write out/findings.csv and out/report/."
     if executor not in ("local", "slurm"): raise ValueError(f"executor must be 'local' or 'slurm', got {executor!r}")
@@ -88,6 +89,13 @@ def reproduce_papers(
         return pd.DataFrame(rows)
     t = table()
     if plan: return t
+    with folder_lock(out, wait=wait, command=f"reproduce --preset {preset} ({', '.join(sweeps)})"):   # one reproduction writes `out`
+        return _reproduce_locked(t, table, sweeps, points, out, nbs, preset, executor, jobs, threads, slurm, retry_failed, dry_run,
+                                 report_only, show)
+
+def _reproduce_locked(t, table, sweeps, points, out, nbs, preset, executor, jobs, threads, slurm, retry_failed, dry_run, report_only, show):
+    "`reproduce_papers` under the lock of its folder."
+    t = table()   # again: what another reproduction finished while this one waited for the folder
     if not report_only:
         todo_states = ("pending", "failed") if retry_failed else ("pending",)
         todo = [points[e] for e, s in zip(t.experiment, t.state) if s in todo_states]
