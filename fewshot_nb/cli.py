@@ -8,13 +8,9 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/cli.html.md"""
 from __future__ import annotations
 import argparse, json, os, re, shutil, sys
 from pathlib import Path
-import pandas as pd
 from . import __version__
-from .core import atomic_write, file_md5, FolderBusy
-from .data.omniglot import RESOURCES, SETS, data_root, cache_dir, fetch, ChecksumError, data_files
-from .data.datasets import verify_main, list_datasets
-from .bench.experiment import experiments_dir
-from .sweep import tidy_on_failure
+# Nothing heavy at import: `fewshot-nb --version` and `--help` answer without torch, pandas or the data modules
+# (each command imports what it needs when it runs; `tools/bench_cli_startup.py` measures it).
 
 # %% auto #0
 __all__ = ['list_experiments', 'copy_experiments', 'data_status', 'fetch_data', 'verify_files', 'json_arg', 'run_evaluate',
@@ -31,6 +27,7 @@ def _title(nb:Path) -> str:
 
 def list_experiments() -> pd.DataFrame:
     "The experiment notebooks shipped with this version: name, title and file."
+    import pandas as pd; from fewshot_nb.bench.experiment import experiments_dir
     rows = [dict(name=p.stem, title=_title(p), file=p.name) for p in sorted(experiments_dir().glob("exp_*.ipynb"))]
     return pd.DataFrame(rows, columns=["name", "title", "file"])
 
@@ -42,6 +39,7 @@ def copy_experiments(
     force:bool=False,            # overwrite files that exist in `dest`
 ) -> list[Path]:                 # the files written
     "Copy the experiment notebooks (and their stored results) into `dest`, refusing to overwrite unless `force`."
+    from fewshot_nb.core import atomic_write; from fewshot_nb.bench.experiment import experiments_dir
     src, dest = experiments_dir(), Path(dest)
     known = {p.stem: p for p in sorted(src.glob("exp_*.ipynb"))}
     names = list(known) if names is None else [n.removesuffix(".ipynb") for n in names]
@@ -64,6 +62,7 @@ def data_status(
     check_md5:bool=True,       # compute every present file's MD5 (seconds for the full Omniglot archives)
 ) -> pd.DataFrame:             # one row per known file: name, folder, present, size in MB, md5_ok, path
     "Which of the library's data files are under the data root, and whether their MD5 sums match."
+    import pandas as pd; from fewshot_nb.core import file_md5; from fewshot_nb.data.omniglot import RESOURCES, data_root
     rows = []
     for name, res in RESOURCES.items():
         path = data_root(root)/res.subdir/name
@@ -79,6 +78,7 @@ def fetch_data(
     root:str|Path|None=None,     # data root (default: `data_root()`)
 ) -> pd.DataFrame:               # one row per file: name, path, status ('present', 'downloaded' or the error)
     "Download the missing data files (every one, or `names`) into the data root, MD5-checked; check the present ones."
+    import pandas as pd; from fewshot_nb.data.omniglot import RESOURCES, data_root, fetch, ChecksumError
     names = list(RESOURCES) if names is None else list(names)
     if unknown := [n for n in names if n not in RESOURCES]:
         raise ValueError(f"unknown data file{'s' * (len(unknown) > 1)} {', '.join(unknown)}; known files: {', '.join(RESOURCES)}")
@@ -94,6 +94,7 @@ def fetch_data(
 # %% ../nbs/90_cli.ipynb #747a9d15
 def _where(root:str|Path|None=None) -> str:
     "Where the data root and the cache folder are, and which setting chose them."
+    from fewshot_nb.data.omniglot import data_root, cache_dir
     src = lambda var: f"from ${var}" if os.environ.get(var) else f"the default; set ${var} to change it"
     return (f"data root: {data_root(root)} ({'given' if root is not None else src('FEWSHOT_DATA')})\n"
             f"cache:     {cache_dir()} ({src('FEWSHOT_CACHE')})")
@@ -103,6 +104,7 @@ def verify_files(
     root:str|Path|None=None,     # data root (default: `data_root()`)
 ) -> int:                        # the exit status: 0 all present and intact, 1 otherwise
     "Print which of the named data files are present and intact; status 1 with the fix when one is missing or has a wrong MD5."
+    from fewshot_nb.core import file_md5; from fewshot_nb.data.omniglot import RESOURCES, data_root, data_files
     files = list(RESOURCES) if not names else data_files(*names)
     st = data_status(root)
     st = st[st.name.isin(files)].set_index("name").loc[list(dict.fromkeys(files))].reset_index()
@@ -172,7 +174,9 @@ def run_reproduce(a:argparse.Namespace) -> int:   # the exit status: 0 when ever
         print(f"report: {Path(a.out)/'report'/'index.html'} and {Path(a.out)/'report'/'README.md'}; findings: {Path(a.out)/'findings.csv'}")
     return 0 if a.plan or (t.state == "done").all() else 1
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(
+    data:bool=True,   # build the `data` group's commands, whose help lists the data files (this imports the data modules)
+) -> argparse.ArgumentParser:
     "The parser of the `fewshot-nb` command, its groups and their commands."
     ap = argparse.ArgumentParser(prog="fewshot-nb", formatter_class=argparse.RawDescriptionHelpFormatter,
                                  description="Evaluate few-shot solvers on your own features; fewshot_nb's experiment notebooks and data files.",
@@ -238,6 +242,10 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--no-results", action="store_true", help="do not copy the stored results (results/)")
     cp.add_argument("--force", action="store_true", help="overwrite files that exist")
     dag = _command(sub, "data", "the data files", "fewshot-nb data fetch --all")
+    ap.groups = {"experiments": exg, "data": dag}   # a group alone prints its own help
+    if not data: return ap
+    from fewshot_nb.data.omniglot import RESOURCES, SETS
+    from fewshot_nb.data.datasets import list_datasets
     da = dag.add_subparsers(dest="cmd", metavar="{where,fetch,verify}")
     _command(da, "where", "the data root and the cache folder", "FEWSHOT_DATA=/scratch/data fewshot-nb data where")
     fe = _command(da, "fetch", "download missing data files into the data root, MD5-checked", "fewshot-nb data fetch all_runs.zip")
@@ -253,7 +261,6 @@ def build_parser() -> argparse.ArgumentParser:
     ve.add_argument("--root", metavar="DIR", help="the folder of the copy (with --dataset)")
     ve.add_argument("--official", action="store_true", help="also compare with the published class lists and counts")
     ve.add_argument("--workers", type=int, default=None, metavar="N", help="decoding processes (default: the CPUs, at most 8)")
-    ap.groups = {"experiments": exg, "data": dag}   # a group alone prints its own help
     return ap
 
 def _cli_words(msg:str) -> str:
@@ -264,8 +271,11 @@ def _cli_words(msg:str) -> str:
 
 def main(argv:list[str]|None=None) -> int:   # the exit status
     "The `fewshot-nb` command: `evaluate`, `reproduce`, `experiments list|copy`, `data where|fetch|verify`; alone, its help."
-    ap = build_parser()
-    a = ap.parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    ap = build_parser(data="data" in argv)   # the data group's commands only when asked for: the rest stays light
+    a = ap.parse_args(argv)
+    from fewshot_nb.core import FolderBusy
+    from fewshot_nb.sweep import tidy_on_failure
     if a.group is None: ap.print_help(); return 0
     if a.group not in ("evaluate", "reproduce") and a.cmd is None: ap.groups[a.group].print_help(); return 0
     try:
@@ -288,11 +298,14 @@ def main(argv:list[str]|None=None) -> int:   # the exit status
         elif a.cmd == "verify" and (a.dataset or a.root):
             if not (a.dataset and a.root): ap.error("--dataset and --root go together")
             if a.names: ap.error("--dataset checks a data set's copy: name no data files with it")
+            from fewshot_nb.data.datasets import verify_main
             return verify_main(a.dataset, a.root, official=a.official, workers=a.workers)
         else:
             return verify_files(a.names)
     except (ValueError, TypeError, ImportError, FileExistsError, FileNotFoundError, NotADirectoryError, FolderBusy) as e:
         print(f"fewshot-nb: {_cli_words(str(e))}", file=sys.stderr); return 2
+    except BrokenPipeError:   # the reader went away (`fewshot-nb experiments list | head`): nothing more to say to it
+        sys.stdout = open(os.devnull, "w"); return 141
     except KeyboardInterrupt:
         print("fewshot-nb: interrupted; nothing half-written was kept (run the same command again to resume or redo it)", file=sys.stderr)
         return 130

@@ -564,16 +564,37 @@ def _init_pool_worker(parent:int, initializer, initargs:tuple):
     exit_with_parent(parent)
     if initializer is not None: initializer(*initargs)
 
+class _Pool(ProcessPoolExecutor):
+    "A process pool that, left by an exception (Ctrl-C included), ends its workers at once instead of waiting for their work."
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None: self.shutdown(wait=True)
+        else: self.stop_now()
+        return False
+
+    def stop_now(self, grace:float=2.0):
+        "End every worker now: SIGTERM, then SIGKILL after `grace` seconds; queued work is dropped, nothing waits for what ran."
+        procs = list((getattr(self, "_processes", None) or {}).values())
+        for p in procs:
+            with contextlib.suppress(Exception): p.terminate()
+        deadline = time.monotonic() + grace
+        for p in procs:
+            with contextlib.suppress(Exception): p.join(max(0.0, deadline - time.monotonic()))
+        for p in procs:
+            with contextlib.suppress(Exception):
+                if p.is_alive(): p.kill()
+        self.shutdown(wait=False, cancel_futures=True)
+
 def worker_pool(
     n:int,                  # worker processes
     context:str="spawn",    # multiprocessing start method ('spawn': a fresh interpreter, safe with torch's threads)
     initializer=None,       # a picklable function run first in every worker, with `initargs`
     initargs:tuple=(),
 ) -> ProcessPoolExecutor:   # use it as a context manager
-    "A process pool whose workers ignore Ctrl-C and end as soon as this process ends, however it ends."
+    """A process pool whose workers ignore Ctrl-C and end as soon as this process ends, however it ends; left by an
+    exception (Ctrl-C in this process included), it ends them at once rather than wait for their work."""
     if not isinstance(n, int) or isinstance(n, bool) or n < 1: raise ValueError(f"a worker pool needs n >= 1 workers, got {n!r}")
     init = importlib.import_module("fewshot_nb.core")._init_pool_worker   # by its module path: pickled by reference, also when defined in a notebook
-    return ProcessPoolExecutor(n, mp_context=mp.get_context(context), initializer=init, initargs=(os.getpid(), initializer, initargs))
+    return _Pool(n, mp_context=mp.get_context(context), initializer=init, initargs=(os.getpid(), initializer, initargs))
 
 # %% ../nbs/00_core.ipynb #350535a9
 _log = get_logger("core")   # waits for another process's lock
@@ -752,6 +773,7 @@ def staged_run(
     force:bool=False,      # replace an earlier finished run in `out`
     wait:bool=False,       # wait for another writer of `out` instead of refusing
     legacy:tuple=(),       # files that mark a run made before completion records (see `finished_run_problem`)
+    command:str|None=None, # what the run is, as another writer is told (default: this process's command line)
     **info,                # what the completion record says besides the files
 ) -> Iterator[Path]:       # the staging folder to write the run's files in
     "Context manager: write a run into `out` whole or not at all, as its only writer, ending with `complete.json`."
@@ -759,7 +781,7 @@ def staged_run(
     made = _missing_dirs(out)
     stage = None
     try:
-        with folder_lock(out, wait=wait):
+        with folder_lock(out, wait=wait, command=command):
             if why := finished_run_problem(out, force, legacy): raise FileExistsError(why)
             stage = out/f".staging-{os.getpid()}"
             if stage.exists(): shutil.rmtree(stage)   # a staging folder of an earlier process with this pid: dead, its lock gone

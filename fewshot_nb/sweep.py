@@ -498,8 +498,8 @@ def _run_local(todo, workers, threads, cwd, bar):
                 r = f.result(); bar.update(1)
                 if r["status"] == "failed": bar.write(f"failed: {r['name']}\n{r['error']}")
                 if r["status"] == "skipped": bar.write(f"skipped: {r['name']}: {r['error']}")
-        except BaseException:   # Ctrl-C or a dead worker: what has not started is dropped; what ran is pending again
-            ex.shutdown(wait=False, cancel_futures=True); raise
+        except BaseException:   # Ctrl-C or a dead worker: the workers end now (their kernels with them); what ran is pending again
+            ex.stop_now(); raise
         finally: bar.close()
 
 def _run_slurm(todo, out, threads, cwd, options, wait, bar):
@@ -587,8 +587,20 @@ def main(argv:list|None=None) -> int:
             t = collect(a.sweep, a.results)
             print(f"{len(t)} rows from {(table.state == 'done').sum()} of {len(table)} points -> {Path(Sweep.from_yaml(a.sweep).out_dir)/('collected_' + Path(a.results or Sweep.from_yaml(a.sweep).results[0]).name)}")
             return 0
-    except (ValueError, FileNotFoundError, ImportError) as e:
+    except (ValueError, FileNotFoundError, ImportError, FolderBusy) as e:
         print(f"fewshot-sweep: {e}", file=sys.stderr); return 2
+    except yaml.YAMLError as e:   # a syntax error, or a tag such as !!python/object (refused: a sweep file holds plain values)
+        where = getattr(e, "problem_mark", None)
+        print(f"fewshot-sweep: {a.sweep} is not a sweep file of plain YAML values"
+              + (f" (line {where.line + 1}, column {where.column + 1})" if where else "") + f": {getattr(e, 'problem', None) or e}", file=sys.stderr)
+        return 2
+    except IsADirectoryError:
+        print(f"fewshot-sweep: {a.sweep} is a folder: give the sweep's YAML file (its copy is the folder's sweep.yaml)", file=sys.stderr); return 2
+    except KeyboardInterrupt:
+        print("fewshot-sweep: interrupted; the points that were running are pending: run the same command again to resume", file=sys.stderr)
+        return 130
+    except OSError as e:
+        print(f"fewshot-sweep: the system refused ({getattr(e, 'filename', None) or a.sweep}): {e.strerror or e}", file=sys.stderr); return 1
     counts = status_counts(table)
     print(", ".join(f"{n} {k}" for k, n in counts.items()) + f" (of {len(table)})")
     show = table if getattr(a, "all", False) else table[table.state != "done"]

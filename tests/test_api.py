@@ -58,6 +58,15 @@ def test_top_level_import_is_light():
     assert out.split(" ", 1)[1].strip() == "[] False", out
 
 
+def test_cli_help_and_version_import_nothing_heavy():
+    """Issue 46: `fewshot-nb --version` and `--help` (and a command's --help) answer without importing torch, pandas or
+    the library's data modules; `tools/bench_cli_startup.py` measures the time."""
+    for args in (["--version"], ["--help"], ["evaluate", "--help"], ["reproduce", "--help"]):
+        out = fresh("import sys\nfrom fewshot_nb.cli import main\ntry: main(" + repr(args) + ")\nexcept SystemExit: pass\n"
+                    "print('HEAVY', sorted(m for m in ('torch', 'pandas', 'numpy', 'fewshot_nb.core', 'fewshot_nb.data') if m in sys.modules))")
+        assert out.strip().splitlines()[-1] == "HEAVY []", (args, out[-500:])
+
+
 def modules_of(sub:str) -> list[str]:
     "The modules of a subpackage's folder (every `.py` file but `__init__`)."
     return sorted(m.name for m in pkgutil.iter_modules([str(PKG/sub)]))

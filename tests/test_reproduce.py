@@ -47,13 +47,16 @@ def test_smoke_through_slurm_then_nothing_submitted(tmp_path):
     assert second.stdout.count(" done ") >= len(EXPERIMENTS), second.stdout
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["SIGINT", "SIGTERM", "SIGKILL"])
 def test_stopping_reproduce_leaves_no_process(tmp_path, sig):
-    "exp_beta at its default preset, stopped once its training workers train: nothing of the run is left."
+    """exp_beta at its default preset, stopped once its training workers train: nothing of the run is left. SIGINT goes to the
+    whole process group, as Ctrl-C in a terminal: the command ends within 10 s, with status 130 and no traceback, and the
+    interrupted experiment is pending, so that the same command resumes it."""
     mark = uuid.uuid4().hex
     env = os.environ | {"FEWSHOT_TEST_MARK": mark, "OMP_NUM_THREADS": "1", "FEWSHOT_CACHE": str(tmp_path/"cache")}   # no cached checkpoint: it trains
     cmd = [CLI, "reproduce", "exp_beta", "--preset", "default", "--out", str(tmp_path/"r"), "--threads", "1"]
-    run = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    errf = tmp_path/"stderr.txt"
+    run = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=errf.open("w"), start_new_session=True)
     try:
         deadline = time.time() + 300
         while time.time() < deadline:   # reproduce -> its sweep worker -> papermill's kernel -> two training workers
@@ -63,7 +66,16 @@ def test_stopping_reproduce_leaves_no_process(tmp_path, sig):
         else: pytest.fail(f"the training workers did not start within 300 s: {marked(mark)}")
         trainers = lambda: [pid for pid, c in marked(mark) if "spawn_main" in c]
         while time.time() < deadline and sorted(map(cpu_seconds, trainers()))[-2] < 8: time.sleep(1)   # both trainers past their imports
-        os.kill(run.pid, sig); run.wait(timeout=30)
+        t0 = time.time()
+        if sig == signal.SIGINT: os.killpg(run.pid, sig)   # Ctrl-C: the terminal signals the foreground process group
+        else: os.kill(run.pid, sig)
+        run.wait(timeout=30)
+        if sig == signal.SIGINT:
+            err = errf.read_text()
+            assert time.time() - t0 < 10, f"reproduce took {time.time() - t0:.0f} s to stop after Ctrl-C"
+            assert run.returncode == 130 and "Traceback" not in err, (run.returncode, err[-2000:])
+            from fewshot_nb.sweep import point_state
+            assert [point_state(p) for p in (tmp_path/"r").glob("exp_beta/points/*")] == ["pending"]
         for _ in range(60):
             if not marked(mark): break
             time.sleep(0.5)

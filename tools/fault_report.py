@@ -715,6 +715,94 @@ def _(c):
     c.happened = f"the parent SIGKILLed while its pool worked ({len(workers)} child processes: 2 workers and their resource tracker)"
 
 
+# == one writer per folder, completion you can trust, runs that fail cleanly (issue 46) =============================
+EVAL_CLI = "import sys; from fewshot_nb.cli import main; sys.exit(main())"
+
+
+@case("concurrency", "two evaluate runs into one --out")
+def _(c):
+    from fewshot_nb.core import check_completion
+    feats, out = features_file(c.dir/"feats.npz", n_classes=12, per_class=20, dim=32), c.dir/"mine"
+    c.baseline()
+    first = python("-c", EVAL_CLI, "evaluate", feats, "--methods", "protonet,tim", "--shots", "1", "--tasks", "600", "--device", "cpu",
+                   "--out", out)
+    try: wait_for(lambda: (out/".lock").exists(), 60, "the first run taking its folder")
+    except TimeoutError: first.kill(); raise RuntimeError(f"the first evaluate never started: {first_line(first.communicate()[1][-500:])}")
+    c.cli(fewshot_nb_main(), ["evaluate", feats, *EVAL, "--out", out], 2, "is being written by process")
+    _, err = first.communicate(timeout=300)
+    c.expect(first.returncode == 0, f"the first run failed: {first_line(err[-300:])}")
+    c.expect(check_completion(out) == [], "the first run's files do not match its record")
+    c.expect(json.loads((out/"run.json").read_text())["params"]["methods"] == ["protonet", "tim"], "the folder holds the second run's record")
+    c.allowed |= {str(p.relative_to(c.dir)) for p in out.rglob("*")}
+    c.happened = "the second writer refused at once (exit 2, the holder's pid and command); the first run's files whole and matching"
+
+
+@case("completion", "a finished evaluate run overwritten with as many NUL bytes")
+def _(c):
+    feats, out = features_file(c.dir/"feats.npz"), c.dir/"mine"
+    c.cli(fewshot_nb_main(), ["evaluate", feats, *EVAL, "--out", out], 0, "complete.json")
+    r = out/"results.csv"; r.write_bytes(b"\0" * r.stat().st_size)
+    c.baseline()
+    c.cli(fewshot_nb_main(), ["evaluate", feats, *EVAL, "--out", out], 2, "results.csv has changed since the run finished")
+    c.happened = "exit 2: the run is not taken as done, the changed file named; nothing overwritten without --force"
+
+
+@case("completion", "a finished sweep point's findings overwritten with as many NUL bytes")
+def _(c):
+    from fewshot_nb.sweep import Sweep, run_sweep, status_counts, sweep_status, record_complete
+    nb = toy_notebook(c.dir/"exp_toy.ipynb")
+    sw = Sweep(str(nb), str(c.dir/"sweep"), grid=dict(a=[1]))
+    run_sweep(sw, workers=1, progress=False)
+    folder = Path(sw.points()[0]["folder"]); r = folder/"out"/"results.csv"
+    r.write_bytes(b"\0" * r.stat().st_size)
+    c.baseline(); c.allowed |= {str(p.relative_to(c.dir)) for p in folder.rglob("*")}
+    c.expect(sweep_status(sw).state.tolist() == ["pending"], "the damaged point still counts as done")
+    t = run_sweep(sw, workers=1, progress=False)
+    c.expect(status_counts(t)["done"] == 1 and record_complete(folder), "the point was not run again to a matching record")
+    c.expect(r.read_text().startswith("metric,value"), "the results were not written again")
+    c.happened = "the point is pending, not done (its SHA-256 no longer matches); the same command ran it again"
+
+
+@case("disk", "disk full while evaluate writes its results, then a retry without --force")
+def _(c):
+    import errno
+    from unittest import mock
+    from fewshot_nb.core import check_completion
+    feats, out = features_file(c.dir/"feats.npz"), c.dir/"runs"/"mine"
+    real = __import__("fewshot_nb.bench.evaluate", fromlist=["save_csv"]).save_csv
+    calls = []
+    def fills(df, path, **kw):   # the second file finds the disk full
+        calls.append(path)
+        if len(calls) == 2: raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real(df, path, **kw)
+    c.baseline()
+    with mock.patch("fewshot_nb.bench.evaluate.save_csv", fills):
+        c.cli(fewshot_nb_main(), ["evaluate", feats, *EVAL, "--out", out], 1, "No space left on device")
+    shown = c.error
+    c.expect(not (c.dir/"runs").exists(), "the failed run left folders or files behind")
+    c.cli(fewshot_nb_main(), ["evaluate", feats, *EVAL, "--out", out], 0, "complete.json")
+    c.error = shown
+    c.expect(check_completion(out) == [], "the retry's files do not match its record")
+    c.allowed |= {str(p.relative_to(c.dir)) for p in (c.dir/"runs").rglob("*")} | {"runs"}
+    c.happened = "exit 1 naming the full disk, nothing left; the retry ran without --force to a complete record"
+
+
+@case("folders", "a failed evaluate while another process makes a folder in --out")
+def _(c):
+    from unittest import mock
+    feats, out = features_file(c.dir/"feats.npz"), c.dir/"shared_out"
+    out.mkdir(); c.baseline()
+    def other_process_then_fail(*a, **kw):   # another process makes its folder in --out meanwhile; then this run fails
+        (out/"other_run").mkdir()
+        raise ValueError("failed half-way")
+    with mock.patch("fewshot_nb.bench.evaluate.save_csv", other_process_then_fail):
+        c.cli(fewshot_nb_main(), ["evaluate", feats, *EVAL, "--out", out], 2, "failed half-way")
+    c.expect((out/"other_run").is_dir(), "the failed run removed another process's folder")
+    c.expect(sorted(p.name for p in out.iterdir()) == ["other_run"], "the failed run left its staging folder or files")
+    c.allowed |= {"shared_out/other_run"}
+    c.happened = "exit 2; only its staging folder went: the other process's empty folder stays"
+
+
 # -- the report ---------------------------------------------------------------------------------------------------
 def run_case(n:int, group:str, name:str, fn, base:Path, shared:dict) -> Case:
     "Run one case in its own folder, then check what it lost, duplicated, left behind or left running."
@@ -742,7 +830,7 @@ def run_case(n:int, group:str, name:str, fn, base:Path, shared:dict) -> Case:
         if p not in after: c.lost.append(f"{p} gone")
         elif h is not None and after[p] != h: c.lost.append(f"{p} changed")
     for p, h in after.items():     # left behind: new empty folders, temporary and lock files
-        if p in c._base: continue
+        if p in c._base or p in c.allowed: continue   # (allowed: what the case made on purpose, e.g. another process's folder)
         if h is None and not any((c.dir/p).iterdir()): c.left.append(f"{p}/ (empty)")
         elif h is not None and (p.endswith(".tmp") or p.endswith(".lock")): c.left.append(p)
     for rel, (path, stamp) in shared.items():   # the shared data folder: never written

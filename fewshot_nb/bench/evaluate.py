@@ -277,7 +277,7 @@ def evaluate_features(
                   n_query=n_query, dirichlet=dirichlet, n_tasks=n_tasks, n_val_tasks=n_val_tasks if sets.val is not None else None,
                   seed=seed, method_kwargs=method_kwargs or {}, tune=tune or {}, device=str(dev))
     # 2-4 under the lock of `out`, in its staging folder: a failed or interrupted run leaves `out` as it was
-    with (staged_run(out, force=force, wait=wait, legacy=LEGACY, command="evaluate_features") if out is not None else contextlib.nullcontext()) as stage:
+    with (staged_run(out, force=force, wait=wait, legacy=LEGACY) if out is not None else contextlib.nullcontext()) as stage:
         # 2. the tasks: one manifest per shot (and per shot on the validation classes), shared by every method
         dq = {} if dirichlet is None else dict(query_dist="dirichlet", dirichlet_a=float(dirichlet))
         settings = {k: TaskSetting(f"{n_way}way_{k}shot" + ("" if dirichlet is None else f"_dir{dirichlet:g}"), n_way, k, n_query, **dq)
