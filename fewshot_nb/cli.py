@@ -302,7 +302,7 @@ def main(argv:list[str]|None=None) -> int:   # the exit status
             return verify_main(a.dataset, a.root, official=a.official, workers=a.workers)
         else:
             return verify_files(a.names)
-    except (ValueError, TypeError, ImportError, FileExistsError, FileNotFoundError, NotADirectoryError, FolderBusy) as e:
+    except (ValueError, TypeError, ImportError, FileExistsError, FileNotFoundError, NotADirectoryError, FolderBusy, MemoryError) as e:
         print(f"fewshot-nb: {_cli_words(str(e))}", file=sys.stderr); return 2
     except BrokenPipeError:   # the reader went away (`fewshot-nb experiments list | head`): nothing more to say to it
         sys.stdout = open(os.devnull, "w"); return 141

@@ -23,7 +23,8 @@ __all__ = ['UNIT_SUFFIXES', 'COLUMN_UNITS', 'logger', 'PAGE_WIDTH_PX', 'COMPLETE
            'get_logger', 'verbose', 'set_progress', 'progress_enabled', 'progress', 'available_cpus',
            'experiment_setup', 'Registry', 'figure_fonts', 'page_fontsize', 'check_figure_fonts', 'save_figure',
            'exit_with_parent', 'worker_pool', 'cache_lock', 'file_sha256', 'run_files', 'write_completion',
-           'check_completion', 'FolderBusy', 'folder_lock', 'finished_run_problem', 'staged_run']
+           'check_completion', 'FolderBusy', 'folder_lock', 'finished_run_problem', 'staged_run', 'UnsafeFileError',
+           'safe_torch_load', 'memory_limit', 'check_memory']
 
 # %% ../nbs/00_core.ipynb #7c7137cd
 def seed_everything(
@@ -78,7 +79,12 @@ def get_device(device:str|torch.device="auto") -> torch.device:
     "Resolve `'auto'`, `'cpu'`, `'cuda'` or `'cuda:N'` to a `torch.device`, refusing CUDA where there is none."
     if isinstance(device, torch.device): device = str(device)
     if device == "auto": return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    dev = torch.device(device)
+    try: dev = torch.device(device)
+    except (RuntimeError, TypeError): dev = None
+    if dev is None or dev.type not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"unknown device {device!r}: use 'auto', 'cpu', 'cuda' or 'cuda:N' (or 'mps' on Apple silicon)")
+    if dev.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise ValueError(f"device {device!r} was requested but torch sees no MPS device; use device='cpu' or 'auto'")
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {device!r} was requested but torch sees no CUDA device; use device='cpu' or 'auto'")
     return dev
@@ -806,4 +812,61 @@ def staged_run(
             try: d.rmdir()
             except OSError: break
         raise
+
+
+# %% ../nbs/00_core.ipynb #d7044fb3
+class UnsafeFileError(ValueError):
+    "A file holds Python objects that loading would have to construct (and so could run code): not loaded."
+
+_NUMPY_SAFE = re.compile(r"numpy\.(?:_core|core)\.multiarray\.(?:_reconstruct|scalar)|numpy\.ndarray|numpy\.dtype|numpy\.dtypes\.\w+DType")
+
+def _resolve(name:str):
+    mod, _, attr = name.rpartition(".")
+    return getattr(importlib.import_module(mod), attr)
+
+def safe_torch_load(
+    path:str|Path,          # a file written by `torch.save`
+    map_location="cpu",     # where tensors go
+    arrays:bool=True,       # also NumPy arrays and scalars (rebuilt by NumPy's own functions)
+):
+    "`torch.load` that never runs code from the file: tensors, plain data and NumPy arrays; other Python objects refused by name."
+    import pickle
+    try: return torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError:
+        try: names = torch.serialization.get_unsafe_globals_in_checkpoint(str(path))
+        except Exception: raise                                    # not a torch zip file: the caller's "corrupt" message
+        objects = [n for n in names if not (arrays and _NUMPY_SAFE.fullmatch(n))]
+        if objects or not names:
+            raise UnsafeFileError(f"{Path(path).name} holds Python objects ({', '.join(objects[:5]) or 'unknown'}"
+                                  f"{' ...' if len(objects) > 5 else ''}), which are not loaded: constructing them could run code "
+                                  "from the file. Save tensors, NumPy arrays and plain data (dicts, lists, numbers, strings) only") from None
+    dtypes = [getattr(np.dtypes, n) for n in dir(np.dtypes) if n.endswith("DType")]   # the classes of NumPy's dtypes (not listed)
+    with torch.serialization.safe_globals([_resolve(n) for n in names] + dtypes):
+        return torch.load(path, map_location=map_location, weights_only=True)
+
+
+# %% ../nbs/00_core.ipynb #0168dfdb
+def memory_limit() -> int:
+    "Bytes this run may allocate: FEWSHOT_MAX_MEMORY_GB if set, else the memory the system has available now (Linux), else 2**63."
+    if v := os.environ.get("FEWSHOT_MAX_MEMORY_GB"):
+        try: return int(float(v) * 2**30)
+        except ValueError: raise ValueError(f"FEWSHOT_MAX_MEMORY_GB must be a number of gigabytes, got {v!r}") from None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"): return int(line.split()[1]) * 1024
+    except OSError: pass
+    return 2**63
+
+def check_memory(
+    nbytes:int,       # what the allocation needs
+    what:str,         # what it is, as the message says it (e.g. "feats.npz['features'], a (2000000000, 4) float32 array")
+    fix:str="",       # what to change, as the message ends
+) -> None:
+    "Refuse (`MemoryError`, with both numbers) an allocation larger than `memory_limit()`."
+    limit = memory_limit()
+    if nbytes > limit:
+        gb = lambda b: f"{b / 2**30:.1f} GB" if b >= 2**27 else f"{b / 2**20:.1f} MB"
+        raise MemoryError(f"{what} would need {gb(nbytes)}, more than the {gb(limit)} this run may use"
+                          + (" (FEWSHOT_MAX_MEMORY_GB)" if os.environ.get("FEWSHOT_MAX_MEMORY_GB") else " (the memory available now)")
+                          + (f": {fix}" if fix else ""))
 

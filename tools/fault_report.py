@@ -462,6 +462,55 @@ def _(c):
     evaluate_refused(c, features_file(c.dir/"feats.npz", features=x), "2 of the 3 methods cannot run, so none was run",
                      "--methods", "protonet,pt-map,simpleshot")
 
+@case("sizes", "an .npz whose header declares more memory than the run may use")
+def _(c):
+    import io, zipfile, numpy as np
+    f = c.dir/"huge.npz"
+    with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED) as z:   # 8 GB of zeros declared, a few KB on disk
+        with z.open("features.npy", "w", force_zip64=True) as m:
+            b = io.BytesIO(); np.lib.format.write_array_header_1_0(b, dict(descr="<f4", fortran_order=False, shape=(2_000_000_000,)))
+            m.write(b.getvalue()); m.write(bytes(1 << 16))
+        b = io.BytesIO(); np.save(b, np.arange(40)); z.writestr("labels.npy", b.getvalue())
+    os.environ["FEWSHOT_MAX_MEMORY_GB"] = "1"
+    try: evaluate_refused(c, f, "would need 7.5 GB, more than the 1.0 GB this run may use")
+    finally: del os.environ["FEWSHOT_MAX_MEMORY_GB"]
+
+@case("sizes", "absurd --tasks (a billion)")
+def _(c): evaluate_refused(c, features_file(c.dir/"feats.npz"), "lower n_tasks (--tasks)", "--tasks", "1000000000")
+
+@case("sizes", "a .npy features file cut short")
+def _(c):
+    import numpy as np
+    f = c.dir/"feats.npy"; np.save(f, np.ones((40, 4), "float32")); np.save(c.dir/"feats_labels.npy", np.repeat(np.arange(8), 5))
+    f.write_bytes(f.read_bytes()[:300])
+    evaluate_refused(c, f, "it is truncated or damaged; write it again")
+
+@case("features", "--device tpu")
+def _(c): evaluate_refused(c, features_file(c.dir/"feats.npz"), "unknown device 'tpu'", "--device", "tpu")
+
+@case("features", "a semicolon-separated CSV")
+def _(c):
+    (c.dir/"feats.csv").write_text("f0;f1;label\n" + "".join(f"0.{i};1.{i};{i % 8}\n" for i in range(40)))
+    evaluate_refused(c, c.dir/"feats.csv", "separated by ';', not commas")
+
+@case("features", "a .pt features file holding Python objects")
+def _(c):
+    import torch, numpy as np
+    torch.save(dict(features=np.ones((40, 4), "float32"), labels=np.repeat(np.arange(8), 5), note=Path("x")), c.dir/"feats.pt")
+    evaluate_refused(c, c.dir/"feats.pt", "holds Python objects (pathlib.")
+
+@case("features", "a .pt features file of NumPy arrays (accepted)")
+def _(c):
+    import torch, numpy as np
+    from fewshot_nb.core import check_completion
+    x = np.abs(np.random.default_rng(0).normal(size=(40, 4))).astype("float32")
+    torch.save(dict(features=x, labels=np.repeat(np.arange(8), 5)), c.dir/"feats.pt")
+    c.baseline()
+    c.cli(fewshot_nb_main(), ["evaluate", c.dir/"feats.pt", *EVAL, "--out", c.dir/"mine"], 0, "complete.json")
+    c.expect(check_completion(c.dir/"mine") == [], "the run's files do not match its record")
+    c.allowed |= {str(p.relative_to(c.dir)) for p in (c.dir/"mine").rglob("*")} | {"mine"}
+    c.happened = "read (NumPy arrays rebuilt by NumPy's own functions, nothing else unpickled); the run finished"
+
 @case("features", "results of an earlier run in --out, no --force")
 def _(c):
     out = c.dir/"mine"; out.mkdir(); (out/"results.csv").write_text("method,acc_pct\nmine,99\n")

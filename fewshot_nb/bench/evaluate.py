@@ -10,7 +10,7 @@ import contextlib, inspect, itertools, json, time
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np, pandas as pd, torch
-from ..core import RunRecord, staged_run, finished_run_problem, save_figure, save_csv, page_fontsize, get_device, array_digest, file_md5, progress
+from ..core import RunRecord, staged_run, check_memory, finished_run_problem, save_figure, save_csv, page_fontsize, get_device, array_digest, file_md5, progress
 from ..metrics import mean_ci
 from ..data.sources import FeatureSource
 from ..data.feature_files import read_features, read_base, check_compatible
@@ -262,6 +262,9 @@ def evaluate_features(
     if dirichlet is not None and (isinstance(dirichlet, bool) or not isinstance(dirichlet, (int, float)) or not dirichlet > 0):
         raise ValueError(f"dirichlet must be a concentration a > 0 (or None for balanced query sets), got {dirichlet!r}")
     dev = get_device(device)
+    per_task = n_way * (max(shots) + (3 * n_query if dirichlet is not None else n_query)) * 24   # item indices, labels, masks
+    check_memory(per_task * n_tasks * len(shots) * (2 if val is not None else 1),
+                 f"{n_tasks} tasks per shot ({n_way}-way, up to {max(shots)} + {n_query} items per class)", "lower n_tasks (--tasks)")
     out = None if out is None else Path(out).expanduser()
     if out is not None:
         if out.exists() and not out.is_dir(): raise NotADirectoryError(f"out={out} is a file, not a folder")

@@ -6,10 +6,10 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/data/feature_files.html.md"""
 
 # %% ../../nbs/data/12a_feature_files.ipynb #4b9d45a1
 from __future__ import annotations
-import re
+import re, zipfile, zlib
 from pathlib import Path
 import numpy as np, pandas as pd, torch
-from ..core import atomic_write
+from ..core import atomic_write, safe_torch_load, UnsafeFileError, check_memory
 from .sources import FeatureSource
 
 # %% auto #0
@@ -95,8 +95,11 @@ def _label_column(df:pd.DataFrame, label_column:str|None, name:str, single:bool=
     found = [c for c in LABEL_COLUMNS if c in cols]
     if len(found) == 1: return found[0]
     if single and len(cols) == 1: return cols[0]
+    if not found and len(cols) == 1 and (sep := next((s for s in (";", "\t", "|") if s in cols[0]), None)):
+        raise ValueError(f"{name} has one column named {cols[0][:60]!r}: its fields are separated by {sep!r}, not commas; "
+                         "write it with commas (pandas: df.to_csv(path, index=False))")
     raise ValueError(f"{name}: {'both ' if found else 'no '}label column ('label' or 'labels') among its columns {cols[:10]}; "
-                     "name the column of the labels with label_column= (--label-column)")
+                     "name the labels' column 'label' (or pass label_column= to read_features)")
 
 # %% ../../nbs/data/12a_feature_files.ipynb #6784f6bf
 def _matrix(x, name:str, dtype) -> torch.Tensor:
@@ -167,7 +170,19 @@ def _source(feats:torch.Tensor, labels, groups, name:str, label_column:str|None=
 
 # %% ../../nbs/data/12a_feature_files.ipynb #03a5e543
 def _load_npy(path:Path) -> np.ndarray:
-    "An array from a .npy file, read without pickle (object arrays, e.g. ragged rows, are refused)."
+    "An array from a .npy file, read without pickle (object arrays, e.g. ragged rows, are refused); its declared size checked first."
+    try:
+        with open(path, "rb") as fh:
+            shape, _, dt = _array_header(fh)
+            header = fh.tell()
+        if dt.kind != "O":
+            nbytes = int(np.prod(shape, dtype=np.float64)) * dt.itemsize
+            if nbytes > path.stat().st_size - header:
+                raise ValueError(f"{path.name} declares a {shape} {dt} array ({nbytes:,} bytes) but holds {path.stat().st_size - header:,}: "
+                                 "it is truncated or damaged; write it again")
+            check_memory(nbytes, f"{path.name}, a {shape} {dt} array", "a features file this large needs a machine with more memory")
+    except (OSError, ValueError) as e:
+        if "declares" in str(e): raise
     try: return np.load(path, allow_pickle=False)
     except ValueError as e:
         if "allow_pickle" not in str(e): raise ValueError(f"{path.name} cannot be read as a .npy array: {e}") from e
@@ -183,14 +198,40 @@ def _labels_beside(path:Path) -> Path:
                                           "is beside it: pass labels= (--labels FILE), a .npy, .txt or .csv file of one label per item")
     return found[0]
 
+def _array_header(fh) -> tuple:
+    "(shape, fortran_order, dtype) from the header of a .npy stream, read without the array (NumPy's public readers)."
+    version = np.lib.format.read_magic(fh)
+    read = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+    if read is None: raise ValueError(f"a .npy header of version {version}")
+    return read(fh)
+
+def _check_declared(f, key:str, name:str) -> None:
+    "Before an array of a .npz is read: the size its header declares fits the memory this run may use, and a stored member holds it."
+    info = f.zip.getinfo(f"{key}.npy")
+    with f.zip.open(info) as m:
+        try:
+            shape, _, dt = _array_header(m)
+        except Exception: return   # not a plain array header: np.load says what is wrong
+    nbytes = int(np.prod(shape, dtype=np.float64)) * dt.itemsize
+    what = f"{name}[{key!r}], a {shape} {dt} array"
+    if info.compress_type == 0 and nbytes > info.file_size:   # stored as is: its bytes must be there
+        raise ValueError(f"{what}, declares {nbytes:,} bytes but the file holds {info.file_size:,}: it is truncated or damaged; write it again")
+    check_memory(nbytes, what, "a features file this large needs a machine with more memory (or FEWSHOT_MAX_MEMORY_GB raised)")
+
 def _read_npz(path:Path, labels, groups, dtype) -> FeatureSource:
     try: f = np.load(path, allow_pickle=False)
     except Exception as e: raise ValueError(f"{path.name} cannot be read as a .npz archive ({type(e).__name__}: {e})") from e
     d = {}
     with f:
         for k in f.files:
+            _check_declared(f, k, path.name)
             try: d[k] = f[k]
+            except (EOFError, OSError, zipfile.BadZipFile, zlib.error) as e:   # cut short, or a damaged member
+                raise ValueError(f"{path.name}[{k!r}] cannot be read ({type(e).__name__}: {e}): the file is truncated or damaged; "
+                                 "write it again") from None
             except ValueError as e:
+                if "EOF" in str(e) or "cannot reshape" in str(e):
+                    raise ValueError(f"{path.name}[{k!r}] cannot be read ({e}): the file is truncated or damaged; write it again") from None
                 if "allow_pickle" not in str(e): raise
                 raise ValueError(f"{path.name}[{k!r}] is an object array: ragged rows (of different lengths) or Python objects, "
                                  "which are not read without pickle; save one (n_items, d) float array") from None
@@ -199,10 +240,12 @@ def _read_npz(path:Path, labels, groups, dtype) -> FeatureSource:
 PT_TAGS = {"fewshot_nb.FeatureSource": "FeatureSource.save", "fewshot_nb.features": "a feature cache of fewshot_nb.features"}
 
 def _read_pt(path:Path, labels, groups, dtype) -> FeatureSource:
-    try: d = torch.load(path, map_location="cpu", weights_only=True)
+    try: d = safe_torch_load(path)
+    except UnsafeFileError: raise
     except Exception as e:
-        raise ValueError(f"{path.name} cannot be read by torch.load(weights_only=True) ({type(e).__name__}: {e}); "
-                         "expected a dict of tensors, arrays or lists") from e
+        first = (str(e).strip().splitlines() or [""])[0][:200]
+        raise ValueError(f"{path.name} cannot be read as a torch file ({type(e).__name__}: {first}): it is truncated or not "
+                         "written by torch.save; expected a dict of tensors, arrays or lists") from None
     if torch.is_tensor(d):
         raise ValueError(f"{path.name} holds a bare tensor of shape {tuple(d.shape)}, without labels: save a dict "
                          "{'features': feats, 'labels': labels} instead")

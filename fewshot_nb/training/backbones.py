@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
-from ..core import Registry
+from ..core import Registry, safe_torch_load, UnsafeFileError
 
 
 # %% auto #0
@@ -371,12 +371,11 @@ def load_released_checkpoint(
     if not path.is_file(): raise FileNotFoundError(f"no checkpoint at {path}")
     if path.stat().st_size == 0: raise ValueError(f"{path} is empty: download it again")
     if arch is not None: _check_arch(arch)
-    try: ck = torch.load(path, map_location="cpu", weights_only=not trust)
+    try: ck = torch.load(path, map_location="cpu", weights_only=False) if trust else safe_torch_load(path)
+    except UnsafeFileError as e:   # Python objects: never built from an untrusted file
+        raise ValueError(f"{e}. If you trust the file's source, load it with trust=True") from None
     except Exception as e:
         text = str(e)
-        if not trust and (g := re.search(r"Unsupported global: GLOBAL (\S+)", text)):   # weights_only met a Python object
-            raise ValueError(f"{path} holds Python objects other than tensors and plain data (first: {g[1]}): "
-                             "if you trust its source, load it with trust=True") from e
         w = re.search(r"WeightsUnpickler error:\s*(.+)", text)                         # weights_only met bytes it cannot parse
         why = w[1] if w else re.split(r"(?<=\.)\s", (text.splitlines() or [""])[0])[0]   # else the error's first sentence
         raise ValueError(f"cannot read {path} as a torch checkpoint ({type(e).__name__}: {why[:200]}): the file is corrupt "
