@@ -35,7 +35,7 @@ def list_experiments() -> pd.DataFrame:
 def copy_experiments(
     dest:str|Path,               # folder to copy into (created if missing)
     names:list[str]|None=None,   # notebooks to copy, e.g. ['exp_beta'] (None: all)
-    results:bool=True,           # also copy the stored results (`results/`) that notebooks read
+    results:bool=True,           # also copy the stored results (`results/`) that these notebooks read
     force:bool=False,            # overwrite files that exist in `dest`
 ) -> list[Path]:                 # the files written
     "Copy the experiment notebooks (and their stored results) into `dest`, refusing to overwrite unless `force`."
@@ -46,8 +46,10 @@ def copy_experiments(
     if unknown := [n for n in names if n not in known]:
         raise ValueError(f"unknown experiment{'s' * (len(unknown) > 1)} {', '.join(unknown)}; choose from {', '.join(known)}")
     files = [(known[n], dest/known[n].name) for n in names]
-    if results and (src/"results").is_dir():
-        files += [(p, dest/p.relative_to(src)) for p in sorted((src/"results").rglob("*")) if p.is_file()]
+    if results and (src/"results").is_dir():   # the stored results the named notebooks read (`results/<folder>` in their text)
+        read = {m for n in names for m in re.findall(r"results/([A-Za-z0-9_\-]+)", known[n].read_text(encoding="utf-8"))}
+        files += [(p, dest/p.relative_to(src)) for d in sorted(read) if (src/"results"/d).is_dir()
+                  for p in sorted((src/"results"/d).rglob("*")) if p.is_file()]
     if dest.exists() and not dest.is_dir(): raise NotADirectoryError(f"{dest} is a file, not a folder")
     if not force and (clash := [d for _, d in files if d.exists()]):
         raise FileExistsError(f"{len(clash)} of the files already exist in {dest} (e.g. {clash[0].relative_to(dest)}); "
