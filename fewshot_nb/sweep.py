@@ -233,14 +233,15 @@ def _remove_new_empty(folder:Path, anchor:Path, old:set) -> list:
 def tidy_on_failure(
     *folders:str|Path,   # folders the block may create, e.g. a run's output folder
 ) -> typing.Iterator[None]:
-    """Context manager: if the block raises, remove what it created of `folders` and left empty: each folder, the
-    parents made for it and the folders made under it; never a folder that existed before, never one that holds a file."""
-    marks = []
-    for f in (Path(f).expanduser().absolute() for f in folders):
-        marks.append((f, next(p for p in (f, *f.parents) if p.exists()), _dirs_under(f)))   # the first folder that exists, and what is there
+    """Context manager: if the block raises, remove each of `folders` and the parents made for it, if the block made
+    them and left them empty (tracked by path); never a folder that existed before, never one made inside them."""
+    made = [[p for p in (f, *f.parents) if not p.exists()] for f in (Path(f).expanduser().absolute() for f in folders)]
     try: yield
     except BaseException:
-        for f, anchor, old in marks: _remove_new_empty(f, anchor, old)
+        for path in made:   # deepest first
+            for d in path:
+                try: d.rmdir()
+                except OSError: break   # it holds something (or is gone): it and its parents are kept
         raise
 
 # %% ../nbs/70_sweep.ipynb #94c3a6e1
