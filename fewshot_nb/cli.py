@@ -11,6 +11,7 @@ from pathlib import Path
 from . import __version__
 # Nothing heavy at import: `fewshot-nb --version` and `--help` answer without torch, pandas or the data modules
 # (each command imports what it needs when it runs; `tools/bench_cli_startup.py` measures it).
+_DataFrame = "pandas.DataFrame"   # how the tables the commands return are annotated: pandas loads only when a command runs
 
 # %% auto #0
 __all__ = ['list_experiments', 'copy_experiments', 'data_status', 'fetch_data', 'verify_files', 'json_arg', 'run_evaluate',
@@ -25,7 +26,7 @@ def _title(nb:Path) -> str:
             if line.startswith("#"): return line.lstrip("# ").removeprefix("Experiment: ")
     return ""
 
-def list_experiments() -> pd.DataFrame:
+def list_experiments() -> _DataFrame:
     "The experiment notebooks shipped with this version: name, title and file."
     import pandas as pd; from fewshot_nb.bench.experiment import experiments_dir
     rows = [dict(name=p.stem, title=_title(p), file=p.name) for p in sorted(experiments_dir().glob("exp_*.ipynb"))]
@@ -62,7 +63,7 @@ def copy_experiments(
 def data_status(
     root:str|Path|None=None,   # data root (default: `data_root()`)
     check_md5:bool=True,       # compute every present file's MD5 (seconds for the full Omniglot archives)
-) -> pd.DataFrame:             # one row per known file: name, folder, present, size in MB, md5_ok, path
+) -> _DataFrame:             # one row per known file: name, folder, present, size in MB, md5_ok, path
     "Which of the library's data files are under the data root, and whether their MD5 sums match."
     import pandas as pd; from fewshot_nb.core import file_md5; from fewshot_nb.data.omniglot import RESOURCES, data_root
     rows = []
@@ -78,7 +79,7 @@ def data_status(
 def fetch_data(
     names:list[str]|None=None,   # keys of `RESOURCES` (None: every file)
     root:str|Path|None=None,     # data root (default: `data_root()`)
-) -> pd.DataFrame:               # one row per file: name, path, status ('present', 'downloaded' or the error)
+) -> _DataFrame:               # one row per file: name, path, status ('present', 'downloaded' or the error)
     "Download the missing data files (every one, or `names`) into the data root, MD5-checked; check the present ones."
     import pandas as pd; from fewshot_nb.data.omniglot import RESOURCES, data_root, fetch, ChecksumError
     names = list(RESOURCES) if names is None else list(names)

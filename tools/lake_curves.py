@@ -71,11 +71,11 @@ def select_recipes(paths:list) -> pd.DataFrame:
         if not opt.get("holdout") or "val_err_pct" not in curve: raise ValueError(f"{p}: made without --holdout, so it has no validation error to choose by")
         n = train_images(opt)
         rows += [dict(curve=p.name, regime=opt["regime"], distort=bool(opt["augment"]), schedule=opt["schedule"] or "constant",
-                      horizon_steps=int(opt["steps"]), holdout=int(opt["holdout"]), step=int(v.step), images=int(v.images),
+                      n_horizon_steps=int(opt["steps"]), n_holdout=int(opt["holdout"]), step=int(v.step), images=int(v.images),
                       epochs=float(v.images) / n, val_err_pct=float(v.val_err_pct), val_hw_pct=float(v.val_hw_pct),
                       lake_err_pct=float(v.lake_err_pct), lake_hw_pct=float(v.lake_hw_pct)) for v in curve.itertuples()]
     t = pd.DataFrame(rows)
-    if t.holdout.nunique() > 1: raise ValueError(f"the curves hold out different characters (--holdout {sorted(t.holdout.unique())}): compare curves of one split")
+    if t.n_holdout.nunique() > 1: raise ValueError(f"the curves hold out different characters (--holdout {sorted(t.n_holdout.unique())}): compare curves of one split")
     best = t.val_err_pct.idxmin()
     se = t.val_hw_pct[best] / stats.t.ppf(0.975, VAL_TASKS - 1)   # the half-width is a t interval over the validation tasks
     t["lowest"] = t.index == best
@@ -115,8 +115,7 @@ def main():
         if len(a.select) > 1 or a.select_out:
             t = select_recipes(a.select)
             print(t.to_string(index=False))
-            if a.select_out: save_csv(t, a.select_out, units={"horizon_steps": "steps the run was set to train (a cosine schedule's horizon)",
-                                                              "holdout": "characters held out of every alphabet for validation"})
+            if a.select_out: save_csv(t, a.select_out)   # n_horizon_steps: the steps the run was set to train; n_holdout: characters per alphabet held out
         return
     if a.out is None: ap.error("--out is required (the CSV of the curve to write)")
 
