@@ -203,12 +203,15 @@ def array_digest(*arrays:np.ndarray) -> str:
         h.update(f"{a.dtype.str}{a.shape}".encode()); h.update(a.tobytes())
     return h.hexdigest()
 
-def file_md5(path:str|Path, chunk:int=1<<20) -> str:
-    "MD5 hex digest of a file, read in chunks."
-    h = hashlib.md5()
+def _file_hash(path:str|Path, h, chunk:int=1<<20) -> str:
+    "Hex digest of a file's bytes by the `hashlib` object `h`, read in chunks."
     with open(path, "rb") as f:
         for b in iter(lambda: f.read(chunk), b""): h.update(b)
     return h.hexdigest()
+
+def file_md5(path:str|Path, chunk:int=1<<20) -> str:
+    "MD5 hex digest of a file, read in chunks."
+    return _file_hash(path, hashlib.md5(), chunk)
 
 # %% ../nbs/00_core.ipynb #535c9786
 def config_hash(
@@ -656,10 +659,7 @@ COMPLETE = "complete.json"   # a finished run's record of its files: written las
 
 def file_sha256(path:str|Path, chunk:int=1<<20) -> str:
     "SHA-256 hex digest of a file's bytes, read in chunks."
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for b in iter(lambda: f.read(chunk), b""): h.update(b)
-    return h.hexdigest()
+    return _file_hash(path, hashlib.sha256(), chunk)
 
 def run_files(folder:str|Path) -> list[str]:
     "The files of a run in `folder` (POSIX paths relative to it), sorted: every file but the completion record and dot-names."
