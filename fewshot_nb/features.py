@@ -10,7 +10,7 @@ import json, time, hashlib
 from dataclasses import asdict
 from pathlib import Path
 import numpy as np, torch, torch.nn as nn
-from .core import get_device, atomic_write, cache_lock, file_md5, RunRecord, config_hash, progress as _progress, get_logger
+from .core import get_device, atomic_write, cache_lock, file_md5, file_sha256, RunRecord, config_hash, progress as _progress, get_logger
 _log = get_logger("fewshot_nb.features")   # feature caches read and written
 from .data.omniglot import load_omniglot, cache_dir as project_cache_dir
 from .data.splits import weak_split, alphabet_split, lake_split, vinyals_split, check_split, MINIMAL_ALPHABETS
@@ -188,12 +188,25 @@ CACHE_FORMAT, CACHE_VERSION = "fewshot_nb.features", 3   # 2: the features as a 
 class FeatureCacheError(ValueError):
     "A feature cache file that cannot be used: unreadable, of another format, or of another configuration."
 
+def _changed_entry(path:Path) -> str|None:
+    "Whether a cache entry's bytes differ from the SHA-256 its JSON record holds (records of older versions hold none)."
+    try: want = json.loads(path.with_suffix(".json").read_text()).get("entry_sha256")
+    except (OSError, ValueError, AttributeError): return None
+    if not want or file_sha256(path) == want: return None
+    with cache_lock(path):   # a writer renames the entry, then its record, under the lock: look again once it is done
+        try: want = json.loads(path.with_suffix(".json").read_text()).get("entry_sha256")
+        except (OSError, ValueError, AttributeError): return None
+        if not want or file_sha256(path) == want: return None
+    return "may be truncated or corrupt: its SHA-256 differs from the one its .json record holds (it has changed since it was written)"
+
 def read_feature_cache(path:Path, config:dict|None=None,
                        parts:bool=False,   # also return the base-class features and the backbone (a dict of everything)
                       ) -> tuple[FeatureSource, torch.Tensor, dict]|dict:
     "Read a cache file written by `pretrained_features`, checking its format and (if given) its configuration."
     _fix = lambda path: (f"Delete {path} (and its .json) to rebuild it, or pass force=True to train again and replace it."
                          if config is not None else "Write it again with pretrained_features(..., force=True).")
+    if problem := _changed_entry(path):
+        raise FeatureCacheError(f"{path} {problem}. {_fix(path)}")
     try: d = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:
         raise FeatureCacheError(f"cannot read the feature cache {path} ({type(e).__name__}: {e}); it may be truncated or corrupt. {_fix(path)}") from e
@@ -236,7 +249,7 @@ def write_feature_cache(path:Path, src:FeatureSource, base_mean:torch.Tensor, re
     # both files are written whole under temporary names, then renamed under the entry's lock: the .pt (the entry) first, its .json record last
     with cache_lock(path), atomic_write(path.with_suffix(".json")) as tmp_json, atomic_write(path) as tmp_pt:
         torch.save(payload, tmp_pt)
-        tmp_json.write_text(json.dumps(record, indent=2) + "\n")
+        tmp_json.write_text(json.dumps(record | dict(entry_sha256=file_sha256(tmp_pt)), indent=2) + "\n")   # the entry's bytes, checked on read
     _log.info(f"features of {len(src):,} images cached in {path}")
 
 def feature_cache_entry(

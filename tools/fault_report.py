@@ -583,6 +583,22 @@ def _(c):
     c.refused(critic_from_file, f, contains=f"cannot read {f}")
     c.happened = "refused, naming the file as truncated or corrupt; the file kept"
 
+@case("completion", "a features cache entry with one byte changed (the same size)")
+def _(c):
+    import torch
+    from fewshot_nb.features import feature_cache_entry, write_feature_cache
+    from fewshot_nb.data.sources import FeatureSource
+    src = FeatureSource(torch.rand(6, 4), [0, 0, 1, 1, 2, 2])
+    net = dict(name="linear", kwargs={}, state_dict=torch.nn.Linear(4, 4).state_dict())
+    entry = c.dir/"cache"/"entry.pt"
+    write_feature_cache(entry, src, src.feats.mean(0), dict(built="once"), dict(what="x"), base=src, backbone=net)
+    raw = bytearray(entry.read_bytes()); raw[len(raw) // 2] ^= 0xFF; entry.write_bytes(bytes(raw))
+    c.baseline()
+    c.refused(feature_cache_entry, entry, dict(what="x"), lambda: c.problems.append("rebuilt over the damaged entry"),
+              contains="its SHA-256 differs from the one its .json record holds")
+    c.happened = "refused: its SHA-256 no longer matches its record; how to rebuild it said; nothing overwritten"
+
+
 @case("checkpoints", "truncated features cache entry")
 def _(c):
     import torch
