@@ -205,8 +205,6 @@ def read_feature_cache(path:Path, config:dict|None=None,
     "Read a cache file written by `pretrained_features`, checking its format and (if given) its configuration."
     _fix = lambda path: (f"Delete {path} (and its .json) to rebuild it, or pass force=True to train again and replace it."
                          if config is not None else "Write it again with pretrained_features(..., force=True).")
-    if problem := _changed_entry(path):
-        raise FeatureCacheError(f"{path} {problem}. {_fix(path)}")
     try: d = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:
         raise FeatureCacheError(f"cannot read the feature cache {path} ({type(e).__name__}: {e}); it may be truncated or corrupt. {_fix(path)}") from e
@@ -218,6 +216,8 @@ def read_feature_cache(path:Path, config:dict|None=None,
         old = d.get("config") if isinstance(d.get("config"), dict) else {}
         diff = [f"{k}: {old.get(k)!r} in the file, {config.get(k)!r} asked" for k in sorted(set(old) | set(config)) if old.get(k) != config.get(k)]
         raise FeatureCacheError(f"{path} holds features of another configuration ({'; '.join(diff[:4])}). {_fix(path)}")
+    if problem := _changed_entry(path):   # after the checks that say more: a file of another format or version is not "changed"
+        raise FeatureCacheError(f"{path} {problem}. {_fix(path)}")
     try:
         src = FeatureSource.from_state(d["source"])
         base_mean = torch.as_tensor(d["base_mean"]).float()
