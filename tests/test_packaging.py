@@ -1,6 +1,6 @@
 """What a pip user gets: the wheel's and the sdist's contents, and the experiments and `fewshot-nb evaluate` run from a
 wheel installed in a fresh virtual environment, in a folder with no clone (issues 17 and 37)."""
-import json, os, subprocess, sys, tarfile, zipfile
+import json, os, shutil, subprocess, sys, tarfile, zipfile
 from pathlib import Path
 import pytest
 
@@ -25,7 +25,13 @@ def _run(cmd, **kw):
 def dists(tmp_path_factory):
     "The sdist, and the wheel built from it (as `python -m build` does): what PyPI would get."
     out = tmp_path_factory.mktemp("dist")
-    _run([sys.executable, "-m", "build", "--outdir", out, ROOT], env=os.environ | {"PIP_CONSTRAINT": ""})
+    # built from a snapshot of the tracked files: notebook tests running beside this one end with `nbdev_export`, which
+    # rewrites the modules while the build would be reading them (an sdist once missed a module that way)
+    src = tmp_path_factory.mktemp("tree")/"fewshot_nb"
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+    for f in filter(None, tracked):
+        if (ROOT/f).is_file(): (src/f).parent.mkdir(parents=True, exist_ok=True); shutil.copy2(ROOT/f, src/f)
+    _run([sys.executable, "-m", "build", "--outdir", out, src], env=os.environ | {"PIP_CONSTRAINT": ""})
     (sdist,), (wheel,) = out.glob("*.tar.gz"), out.glob("*.whl")
     return sdist, wheel
 
