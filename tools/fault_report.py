@@ -583,8 +583,8 @@ def _(c):
     c.refused(critic_from_file, f, contains=f"cannot read {f}")
     c.happened = "refused, naming the file as truncated or corrupt; the file kept"
 
-@case("completion", "a features cache entry with one byte changed (the same size)")
-def _(c):
+def damaged_cache_entry(c:Case, damage, contains:str, happened:str):
+    "A features cache entry written, then damaged by `damage(bytes) -> bytes`: reading it must refuse, saying `contains`, and rebuild nothing."
     import torch
     from fewshot_nb.features import feature_cache_entry, write_feature_cache
     from fewshot_nb.data.sources import FeatureSource
@@ -592,27 +592,21 @@ def _(c):
     net = dict(name="linear", kwargs={}, state_dict=torch.nn.Linear(4, 4).state_dict())
     entry = c.dir/"cache"/"entry.pt"
     write_feature_cache(entry, src, src.feats.mean(0), dict(built="once"), dict(what="x"), base=src, backbone=net)
-    raw = bytearray(entry.read_bytes()); raw[len(raw) // 2] ^= 0xFF; entry.write_bytes(bytes(raw))
+    entry.write_bytes(damage(entry.read_bytes()))
     c.baseline()
-    c.refused(feature_cache_entry, entry, dict(what="x"), lambda: c.problems.append("rebuilt over the damaged entry"),
-              contains="its SHA-256 differs from the one its .json record holds")
-    c.happened = "refused: its SHA-256 no longer matches its record; how to rebuild it said; nothing overwritten"
+    c.refused(feature_cache_entry, entry, dict(what="x"), lambda: c.problems.append("rebuilt over the damaged entry"), contains=contains)
+    c.happened = happened
 
+def _flip_middle_byte(b:bytes) -> bytes:
+    raw = bytearray(b); raw[len(raw) // 2] ^= 0xFF
+    return bytes(raw)
+
+@case("completion", "a features cache entry with one byte changed (the same size)")
+def _(c): damaged_cache_entry(c, _flip_middle_byte, "its SHA-256 differs from the one its .json record holds",
+                              "refused: its SHA-256 no longer matches its record; how to rebuild it said; nothing overwritten")
 
 @case("checkpoints", "truncated features cache entry")
-def _(c):
-    import torch
-    from fewshot_nb.features import feature_cache_entry, write_feature_cache
-    from fewshot_nb.data.sources import FeatureSource
-    src = FeatureSource(torch.rand(6, 4), [0, 0, 1, 1, 2, 2])
-    net = dict(name="linear", kwargs={}, state_dict=torch.nn.Linear(4, 4).state_dict())
-    entry = c.dir/"cache"/"entry.pt"
-    write_feature_cache(entry, src, src.feats.mean(0), dict(built="once"), dict(what="x"), base=src, backbone=net)
-    entry.write_bytes(entry.read_bytes()[:400])
-    c.baseline()
-    c.refused(feature_cache_entry, entry, dict(what="x"), lambda: c.problems.append("rebuilt over the damaged entry"),
-              contains="may be truncated or corrupt")
-    c.happened = "refused, with how to rebuild it; nothing overwritten"
+def _(c): damaged_cache_entry(c, lambda b: b[:400], "may be truncated or corrupt", "refused, with how to rebuild it; nothing overwritten")
 
 
 # == command lines ===============================================================================================
