@@ -23,8 +23,8 @@ __all__ = ['UNIT_SUFFIXES', 'COLUMN_UNITS', 'logger', 'PAGE_WIDTH_PX', 'COMPLETE
            'get_logger', 'verbose', 'set_progress', 'progress_enabled', 'progress', 'available_cpus',
            'experiment_setup', 'Registry', 'figure_fonts', 'page_fontsize', 'check_figure_fonts', 'save_figure',
            'exit_with_parent', 'worker_pool', 'cache_lock', 'file_sha256', 'run_files', 'write_completion',
-           'check_completion', 'FolderBusy', 'folder_lock', 'finished_run_problem', 'staged_run', 'UnsafeFileError',
-           'safe_torch_load', 'memory_limit', 'check_memory']
+           'check_completion', 'FolderBusy', 'folder_lock', 'folder_locked', 'finished_run_problem', 'staged_run',
+           'UnsafeFileError', 'safe_torch_load', 'memory_limit', 'check_memory']
 
 # %% ../nbs/00_core.ipynb #7c7137cd
 def seed_everything(
@@ -752,6 +752,15 @@ def folder_lock(
             try: d.rmdir()
             except OSError: break
 
+def folder_locked(folder:str|Path) -> bool:
+    "Whether a process holds `folder_lock` on `folder` now (a lock whose holder died is free: the system released it)."
+    import fcntl
+    try: fd = os.open(Path(folder)/".lock", os.O_RDWR)
+    except OSError: return False
+    try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); return False
+    except BlockingIOError: return True
+    finally: os.close(fd)
+
 
 # %% ../nbs/00_core.ipynb #4eb04a55
 def finished_run_problem(
@@ -766,11 +775,11 @@ def finished_run_problem(
     if (out/COMPLETE).exists():
         problems = check_completion(out)
         if problems: return (f"{out} holds a run whose files no longer match its record ({problems[0]}"
-                             + (f", and {len(problems) - 1} more" if len(problems) > 1 else "") + "): choose another folder, or replace it with force")
-        return f"{out} already holds a finished run ({COMPLETE}): choose another folder, or replace it with force"
+                             + (f", and {len(problems) - 1} more" if len(problems) > 1 else "") + "): choose another folder, or replace it with force=True")
+        return f"{out} already holds a finished run ({COMPLETE}): choose another folder, or replace it with force=True"
     if there := [f for f in legacy if (out/f).exists()]:   # a run of an earlier version, or files of the user's: never overwritten unasked
         return (f"{out} holds {', '.join(there)}, which this run writes, without a completion record: choose another folder, "
-                "or replace it with force")
+                "or replace it with force=True")
     return None
 
 @contextlib.contextmanager
@@ -784,14 +793,12 @@ def staged_run(
 ) -> Iterator[Path]:       # the staging folder to write the run's files in
     "Context manager: write a run into `out` whole or not at all, as its only writer, ending with `complete.json`."
     out = Path(out).expanduser().absolute()
-    made = _missing_dirs(out)
-    stage = None
-    try:
-        with folder_lock(out, wait=wait, command=command):
-            if why := finished_run_problem(out, force, legacy): raise FileExistsError(why)
-            stage = out/f".staging-{os.getpid()}"
-            if stage.exists(): shutil.rmtree(stage)   # a staging folder of an earlier process with this pid: dead, its lock gone
-            stage.mkdir()
+    with folder_lock(out, wait=wait, command=command):   # which also removes the folders it made for `out`, if left empty
+        if why := finished_run_problem(out, force, legacy): raise FileExistsError(why)
+        stage = out/f".staging-{os.getpid()}"
+        if stage.exists(): shutil.rmtree(stage)   # a staging folder of an earlier process with this pid: dead, its lock gone
+        stage.mkdir()
+        try:
             yield stage
             files = run_files(stage)
             write_completion(stage, files, **info)                 # hashed in the staging folder, before anything moves
@@ -805,13 +812,7 @@ def staged_run(
                 (out/f).parent.mkdir(parents=True, exist_ok=True)
                 os.replace(stage/f, out/f)
             os.replace(stage/COMPLETE, out/COMPLETE)               # last: the run is finished
-            shutil.rmtree(stage, ignore_errors=True)
-    except BaseException:
-        if stage is not None: shutil.rmtree(stage, ignore_errors=True)
-        for d in made:                                             # the folders this run made, if it left them empty
-            try: d.rmdir()
-            except OSError: break
-        raise
+        finally: shutil.rmtree(stage, ignore_errors=True)          # what is left of it: all of it, if the run failed
 
 
 # %% ../nbs/00_core.ipynb #d7044fb3

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import yaml
-from .core import (atomic_write, save_json, save_csv, config_hash, worker_pool, progress as _core_progress, folder_lock, FolderBusy,
+from .core import (atomic_write, save_json, save_csv, config_hash, worker_pool, progress as _core_progress, folder_lock, folder_locked, FolderBusy,
                              file_sha256, run_files, get_logger)
 _log = get_logger("sweep")
 
@@ -259,14 +259,6 @@ def _files(folder:Path) -> dict:
     "relative path -> size and SHA-256 of every file of a run's output folder: what 'done' is checked against."
     return {f: dict(bytes=(folder/f).stat().st_size, sha256=file_sha256(folder/f)) for f in run_files(folder)}
 
-def _locked(folder:Path) -> bool:
-    "Whether a process holds the folder's lock (`core.folder_lock`) now: one is running the point."
-    import fcntl
-    try: fd = os.open(folder/".lock", os.O_RDWR)
-    except OSError: return False
-    try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); return False   # free (released by the system when its holder died)
-    except BlockingIOError: return True
-    finally: os.close(fd)
 
 def _start_time(pid:int) -> str|None:
     "When process `pid` started (Linux: field 22 of /proc/PID/stat, in clock ticks since boot), or None where unknown."
@@ -296,10 +288,10 @@ def run_point(
     A failed run leaves its `error.json` and executed notebook, and removes its partial `out/`."""
     folder = Path(point["folder"])
     anchor, old = next(p for p in (folder, *folder.parents) if p.exists()), _dirs_under(folder)   # what was there: never removed
-    try: claim = folder_lock(folder, command=f"sweep point {point['name']}"); claim.__enter__()
-    except FolderBusy as e: return dict(name=point["name"], status="skipped", seconds=0.0, error=str(e))
-    try: return _run_claimed(point, folder, anchor, old, threads, cwd, log_output)
-    finally: claim.__exit__(None, None, None)
+    with contextlib.ExitStack() as claim:
+        try: claim.enter_context(folder_lock(folder, command=f"sweep point {point['name']}"))
+        except FolderBusy as e: return dict(name=point["name"], status="skipped", seconds=0.0, error=str(e))
+        return _run_claimed(point, folder, anchor, old, threads, cwd, log_output)
 
 def _run_claimed(point, folder, anchor, old, threads, cwd, log_output) -> dict:
     "`run_point` under the point's lock."
@@ -385,7 +377,7 @@ def point_state(
     problems = record_problems(folder)
     if not problems: return "done"
     if (folder/RECORD).is_file(): _log.warning(f"{folder}: its record no longer holds ({'; '.join(problems[:3])}): the point runs again")
-    if _locked(folder): return "running"
+    if folder_locked(folder): return "running"
     run = _read_json(folder/RUNNING)
     if run:
         if run.get("job_id"):

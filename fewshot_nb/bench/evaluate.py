@@ -268,7 +268,7 @@ def evaluate_features(
     out = None if out is None else Path(out).expanduser()
     if out is not None:
         if out.exists() and not out.is_dir(): raise NotADirectoryError(f"out={out} is a file, not a folder")
-        if why := finished_run_problem(out, force, LEGACY): raise FileExistsError(why + "=True")   # checked again under the lock
+        if why := finished_run_problem(out, force, LEGACY): raise FileExistsError(why)   # before any work; checked again under the lock
     if isinstance(features, FeatureSets):
         if base is not None or val is not None: raise ValueError("give base and val inside the FeatureSets, not beside it")
         sets = features

@@ -172,17 +172,9 @@ def _source(feats:torch.Tensor, labels, groups, name:str, label_column:str|None=
 def _load_npy(path:Path) -> np.ndarray:
     "An array from a .npy file, read without pickle (object arrays, e.g. ragged rows, are refused); its declared size checked first."
     try:
-        with open(path, "rb") as fh:
-            shape, _, dt = _array_header(fh)
-            header = fh.tell()
-        if dt.kind != "O":
-            nbytes = int(np.prod(shape, dtype=np.float64)) * dt.itemsize
-            if nbytes > path.stat().st_size - header:
-                raise ValueError(f"{path.name} declares a {shape} {dt} array ({nbytes:,} bytes) but holds {path.stat().st_size - header:,}: "
-                                 "it is truncated or damaged; write it again")
-            check_memory(nbytes, f"{path.name}, a {shape} {dt} array", "a features file this large needs a machine with more memory")
-    except (OSError, ValueError) as e:
-        if "declares" in str(e): raise
+        with open(path, "rb") as fh: shape, _, dt = _array_header(fh); header = fh.tell()
+    except Exception: shape = None   # not a plain .npy header: np.load says what is wrong
+    if shape is not None and dt.kind != "O": _check_size(path.name, shape, dt, path.stat().st_size - header)
     try: return np.load(path, allow_pickle=False)
     except ValueError as e:
         if "allow_pickle" not in str(e): raise ValueError(f"{path.name} cannot be read as a .npy array: {e}") from e
@@ -205,18 +197,20 @@ def _array_header(fh) -> tuple:
     if read is None: raise ValueError(f"a .npy header of version {version}")
     return read(fh)
 
+def _check_size(what:str, shape:tuple, dt:np.dtype, held:int) -> None:
+    "Before an array is read: the bytes its header declares are there (`held`), and fit the memory this run may use."
+    nbytes = int(np.prod(shape, dtype=np.float64)) * dt.itemsize
+    if nbytes > held:
+        raise ValueError(f"{what}, a {shape} {dt} array, declares {nbytes:,} bytes but holds {held:,}: it is truncated or damaged; write it again")
+    check_memory(nbytes, f"{what}, a {shape} {dt} array", "a features file this large needs a machine with more memory (or FEWSHOT_MAX_MEMORY_GB raised)")
+
 def _check_declared(f, key:str, name:str) -> None:
-    "Before an array of a .npz is read: the size its header declares fits the memory this run may use, and a stored member holds it."
+    "Before an array of a .npz is read: its declared size (a compressed member's bytes are known only once read: memory only)."
     info = f.zip.getinfo(f"{key}.npy")
     with f.zip.open(info) as m:
-        try:
-            shape, _, dt = _array_header(m)
+        try: shape, _, dt = _array_header(m)
         except Exception: return   # not a plain array header: np.load says what is wrong
-    nbytes = int(np.prod(shape, dtype=np.float64)) * dt.itemsize
-    what = f"{name}[{key!r}], a {shape} {dt} array"
-    if info.compress_type == 0 and nbytes > info.file_size:   # stored as is: its bytes must be there
-        raise ValueError(f"{what}, declares {nbytes:,} bytes but the file holds {info.file_size:,}: it is truncated or damaged; write it again")
-    check_memory(nbytes, what, "a features file this large needs a machine with more memory (or FEWSHOT_MAX_MEMORY_GB raised)")
+    _check_size(f"{name}[{key!r}]", shape, dt, info.file_size if info.compress_type == 0 else 2**63)
 
 def _read_npz(path:Path, labels, groups, dtype) -> FeatureSource:
     try: f = np.load(path, allow_pickle=False)
