@@ -277,6 +277,11 @@ def main(argv:list[str]|None=None) -> int:   # the exit status
     argv = sys.argv[1:] if argv is None else list(argv)
     ap = build_parser(data="data" in argv)   # the data group's commands only when asked for: the rest stays light
     a = ap.parse_args(argv)
+    from fewshot_nb.core import terminate_as_interrupt
+    with terminate_as_interrupt(): return _dispatch(ap, a)   # SIGTERM stops a run as Ctrl-C does: nothing half-written stays
+
+def _dispatch(ap, a) -> int:   # the exit status
+    "Run the command `a` parsed by `ap`, turning every refusal into a message and an exit status."
     from fewshot_nb.core import FolderBusy
     from fewshot_nb.sweep import tidy_on_failure
     if a.group is None: ap.print_help(); return 0

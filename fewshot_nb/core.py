@@ -22,9 +22,10 @@ __all__ = ['UNIT_SUFFIXES', 'COLUMN_UNITS', 'logger', 'PAGE_WIDTH_PX', 'COMPLETE
            'check_units', 'array_digest', 'file_md5', 'config_hash', 'source_checkout', 'package_versions', 'RunRecord',
            'get_logger', 'verbose', 'set_progress', 'progress_enabled', 'progress', 'available_cpus',
            'experiment_setup', 'Registry', 'figure_fonts', 'page_fontsize', 'check_figure_fonts', 'save_figure',
-           'exit_with_parent', 'worker_pool', 'cache_lock', 'file_sha256', 'run_files', 'write_completion',
-           'check_completion', 'FolderBusy', 'folder_lock', 'folder_locked', 'finished_run_problem', 'staged_run',
-           'UnsafeFileError', 'safe_torch_load', 'memory_limit', 'check_memory']
+           'exit_with_parent', 'worker_pool', 'terminate_as_interrupt', 'cache_lock', 'file_sha256', 'run_files',
+           'write_completion', 'check_completion', 'FolderBusy', 'folder_lock', 'folder_locked', 'finished_run_problem',
+           'staged_run', 'UnsafeFileError', 'safe_torch_load', 'DamagedFileError', 'content_sha256', 'seal',
+           'check_seal', 'memory_limit', 'check_memory']
 
 # %% ../nbs/00_core.ipynb #7c7137cd
 def seed_everything(
@@ -605,6 +606,16 @@ def worker_pool(
     init = importlib.import_module("fewshot_nb.core")._init_pool_worker   # by its module path: pickled by reference, also when defined in a notebook
     return _Pool(n, mp_context=mp.get_context(context), initializer=init, initargs=(os.getpid(), initializer, initargs))
 
+# %% ../nbs/00_core.ipynb #2bb9cad8
+@contextlib.contextmanager
+def terminate_as_interrupt():
+    "Within the block, SIGTERM raises `KeyboardInterrupt` (in the main thread), so that cleanup runs as for Ctrl-C; restored after."
+    if threading.current_thread() is not threading.main_thread(): yield; return
+    def _raise(signum, frame): raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+    before = signal.signal(signal.SIGTERM, _raise)
+    try: yield
+    finally: signal.signal(signal.SIGTERM, before)
+
 # %% ../nbs/00_core.ipynb #350535a9
 _log = get_logger("core")   # waits for another process's lock
 _held = threading.local()   # the lock files each thread holds: `cache_lock` is re-entrant within a thread
@@ -845,6 +856,46 @@ def safe_torch_load(
     with torch.serialization.safe_globals([_resolve(n) for n in names] + dtypes):
         return torch.load(path, map_location=map_location, weights_only=True)
 
+
+# %% ../nbs/00_core.ipynb #d173a69a
+class DamagedFileError(ValueError):
+    "A file parses, but its contents no longer match the SHA-256 recorded when it was written."
+
+def _digest(obj, h) -> None:
+    if isinstance(obj, torch.Tensor):
+        t = obj.detach().cpu().contiguous()
+        h.update(f"T{t.dtype}{tuple(t.shape)}".encode()); h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    elif isinstance(obj, np.ndarray):
+        a = np.ascontiguousarray(obj); h.update(f"A{a.dtype.str}{a.shape}".encode()); h.update(a.tobytes())
+    elif isinstance(obj, dict):
+        h.update(f"D{len(obj)}".encode())
+        for k in sorted(obj, key=repr): h.update(repr(k).encode()); _digest(obj[k], h)
+    elif isinstance(obj, (list, tuple)):
+        h.update(f"L{len(obj)}".encode())
+        for v in obj: _digest(v, h)
+    elif obj is None or isinstance(obj, (bool, int, float, str, bytes, np.generic)): h.update(f"S{type(obj).__name__}{obj!r}".encode())
+    else: raise TypeError(f"cannot digest a {type(obj).__name__}: seal tensors, arrays and plain data (dicts, lists, numbers, strings)")
+
+def content_sha256(obj) -> str:
+    "SHA-256 of nested tensors, arrays and plain data: equal contents, equal digest (dict keys in sorted order)."
+    h = hashlib.sha256(); _digest(obj, h)
+    return h.hexdigest()
+
+def seal(d:dict) -> dict:
+    "`d` with the digest of its contents under 'sha256', to save; `check_seal` verifies it after loading."
+    return {k: v for k, v in d.items() if k != "sha256"} | dict(sha256=content_sha256({k: v for k, v in d.items() if k != "sha256"}))
+
+def check_seal(
+    d:dict,                 # a loaded dict, sealed by `seal` (or written before seals: then not checked)
+    path:str|Path,          # the file it came from, for the message
+    fix:str="delete it and make it again", # what to do, as the message ends
+) -> dict:                  # `d`, unchanged
+    "Raise `DamagedFileError` if the contents of `d` no longer match the seal they were saved with."
+    want = d.get("sha256") if isinstance(d, dict) else None
+    if want is not None and content_sha256({k: v for k, v in d.items() if k != "sha256"}) != want:
+        raise DamagedFileError(f"{path} is damaged: its contents no longer match the SHA-256 recorded when it was written "
+                               f"(a changed byte, or a copy cut short): {fix}")
+    return d
 
 # %% ../nbs/00_core.ipynb #0168dfdb
 def memory_limit() -> int:

@@ -12,8 +12,10 @@ outcome: the error shown (its first line), and whether anything was
 A case is handled when the entry point did what it documents (refused the input with a message that says what is
 wrong, recovered, or resumed) and nothing was lost, duplicated, left behind or left running. The cases cover the
 papermill parameters of an experiment notebook, sweep specifications, data files, feature files of `fewshot-nb
-evaluate`, checkpoints, the command lines, killed runs and two processes racing for one cache entry; three of them
-run a notebook with papermill, the others call the library in this process or in a few small interpreters.
+evaluate`, checkpoints, the command lines, killed and interrupted runs, two processes racing for one cache entry or one
+output folder, same-size corruption (completion records and sealed checkpoints), full disks and read-only folders (real
+ones, in a private mount namespace, where the machine allows one), huge declared sizes and paths that leave a data set's
+folder; three of them run a notebook with papermill, the others call the library in this process or in small interpreters.
 
 Every case works in a scratch folder of its own (FEWSHOT_CACHE points there too); the data files it corrupts are
 copies, and the shared data folder (FEWSHOT_DATA) is checked to be unchanged after every case.
@@ -202,7 +204,7 @@ def wait_for(cond, limit:float, what:str):
 
 # == papermill parameters of an experiment notebook ==============================================================
 def refused_parameters(c:Case, injected:str, contains:str):
-    from fewshot_nb.bench.experiment import check_parameters
+    from fewshot_nb.params import check_parameters
     ns, presets, dry = parameters_namespace("exp_lake_runs.ipynb", injected)
     c.refused(check_parameters, ns, presets=presets, dry_run=dry, contains=contains)
     c.happened = "refused by the parameters cell's check, before any work"
@@ -334,6 +336,24 @@ def _(c):
     c.refused(load_omniglot, "background_small1", root=c.dir/"data", contains="has MD5")
     c.expect(not any((c.dir/"cache").rglob("*.npz")), "a decoded cache was written from the corrupt archive")
     c.happened = "refused by the MD5 check before decoding; the file kept for the user to replace"
+
+
+@case("data", "an Omniglot archive cut short while it is being decoded (after its MD5 check)")
+def _(c):
+    from unittest import mock
+    import fewshot_nb.data.omniglot as om
+    dst = corrupt_copy("images_background_small1.zip", c.dir/"data", keep=1.0)   # a whole copy: it passes the MD5 check
+    whole, real, calls = dst.read_bytes(), om._ink, []
+    def cut_midway(*a, **kw):   # another process truncates the archive once decoding has begun (a copy being rewritten)
+        calls.append(1)
+        if len(calls) == 50: dst.write_bytes(whole[:len(whole) // 2])
+        return real(*a, **kw)
+    c.baseline()
+    with mock.patch.object(om, "_ink", cut_midway):
+        c.refused(om.load_omniglot, "background_small1", root=c.dir/"data", contains="could not be read to its end")
+    c.expect(not any((c.dir/"cache").rglob("*.npz")), "a decoded cache was written from the damaged archive")
+    c.allowed |= {str(dst.relative_to(c.dir))}   # cut by the case itself
+    c.happened = "refused, naming the archive and `data verify`; no decoded cache written"
 
 
 @case("data", "missing data file on an offline node")
@@ -860,6 +880,105 @@ def _(c):
     c.expect(sorted(p.name for p in out.iterdir()) == ["other_run"], "the failed run left its staging folder or files")
     c.allowed |= {"shared_out/other_run"}
     c.happened = "exit 2; only its staging folder went: the other process's empty folder stays"
+
+
+def in_private_mounts(script:str) -> subprocess.CompletedProcess|None:
+    "Run a shell script in a private mount namespace (`unshare -m`, so its mounts vanish with it); None where the machine refuses one."
+    if not shutil.which("unshare") or subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode: return None
+    return subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=300)
+
+def said_line(text:str, prog:str="fewshot-nb") -> str:
+    "The line of a command's stderr that is its message."
+    return next((l.strip() for l in text.splitlines() if l.startswith(prog)), first_line(text))
+
+CLI_BIN = Path(sys.executable).parent/"fewshot-nb"
+
+@case("folders", "a read-only --out (a read-only bind mount; simulated where none can be made)")
+def _(c):
+    import errno, shlex
+    from unittest import mock
+    feats, ro = features_file(c.dir/"feats.npz"), c.dir/"ro"
+    ro.mkdir(); (ro/"earlier.txt").write_text("an earlier file")
+    c.baseline()
+    q = lambda p: shlex.quote(str(p))
+    r = in_private_mounts(f"mount --bind {q(ro)} {q(ro)} && mount -o remount,bind,ro {q(ro)} && "
+                          f"{q(CLI_BIN)} evaluate {q(feats)} {' '.join(EVAL)} --out {q(ro/'run')}; echo exit=$?")
+    if r is not None:
+        c.error = said_line(r.stderr)
+        c.expect("exit=1" in r.stdout, f"exit status {r.stdout.strip()[-8:]}, expected 1")
+        c.expect("Read-only file system" in r.stderr and "Traceback" not in r.stderr, "the message does not name the read-only folder")
+        c.happened = "exit 1: the system refused (read-only file system), named; nothing written, nothing lost"
+        return
+    real = Path.mkdir
+    def refuse(self, *a, **kw):
+        if str(self).startswith(str(ro)): raise OSError(errno.EROFS, "Read-only file system", str(self))
+        return real(self, *a, **kw)
+    with mock.patch.object(Path, "mkdir", refuse):
+        c.cli(fewshot_nb_main(), ["evaluate", feats, *EVAL, "--out", ro/"run"], 1, "Read-only file system")
+    c.happened = "exit 1: the system refused (read-only file system, simulated: no private mount here), named; nothing lost"
+
+
+@case("disk", "a real full disk (a 1 MB file system, full) under evaluate, then a retry once there is room")
+def _(c):
+    import shlex
+    feats, d = features_file(c.dir/"feats.npz"), c.dir/"small_disk"
+    d.mkdir(); c.baseline()
+    q = lambda p: shlex.quote(str(p))
+    r = in_private_mounts(f"mount -t tmpfs -o size=1m tmpfs {q(d)} && head -c 1032192 /dev/zero > {q(d/'filler')}; "
+                          f"{q(CLI_BIN)} evaluate {q(feats)} {' '.join(EVAL)} --out {q(d/'run')}; echo exit=$?; "
+                          f"echo left:; find {q(d)} -mindepth 1; echo :left; rm {q(d/'filler')}; "
+                          f"{q(CLI_BIN)} evaluate {q(feats)} {' '.join(EVAL)} --out {q(d/'run')}; echo retry=$?; ls {q(d/'run')}")
+    if r is None:
+        c.happened = "not tried: no private mount namespace on this machine (the simulated full disk is case 'disk full while evaluate writes')"
+        return
+    c.error = said_line(r.stderr)
+    left = r.stdout.split("left:", 1)[-1].split(":left", 1)[0].split()
+    c.expect("exit=1" in r.stdout, f"the full disk gave {r.stdout.split('left:')[0].strip()[-8:]}, expected exit=1")
+    c.expect("No space left on device" in r.stderr and "Traceback" not in r.stderr, "the message does not name the full disk")
+    c.expect(left == [str(d/"filler")], f"the failed run left {[l for l in left if not l.endswith('filler')]}")
+    c.expect("retry=0" in r.stdout and "complete.json" in r.stdout, "the retry once there was room did not complete: " + r.stdout[-300:])
+    c.happened = "exit 1 naming the full disk, nothing of the run left on it; the retry with room (no --force) completed"
+
+
+def flip_tensor_bit(path:Path) -> None:
+    "Flip one bit inside the largest tensor of a torch zip file: the file still parses, the same size, one weight changed."
+    import zipfile
+    raw = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as z: rec = max(z.infolist(), key=lambda r: r.file_size if "/data/" in r.filename else -1)
+    at = rec.header_offset + 30 + int.from_bytes(raw[rec.header_offset + 26:rec.header_offset + 28], "little") \
+         + int.from_bytes(raw[rec.header_offset + 28:rec.header_offset + 30], "little")
+    raw[at + 5] ^= 0x01
+    path.write_bytes(bytes(raw))
+
+@case("completion", "a training checkpoint with one bit of one weight flipped (the same size)")
+def _(c):
+    ck = c.dir/"ck"/"run.pt"
+    trainer(ck, 4).fit()
+    flip_tensor_bit(ck)
+    c.baseline()
+    c.refused(trainer, ck, 4, contains="is damaged: its contents no longer match the SHA-256")
+    c.happened = "refused: its contents no longer match the SHA-256 sealed in it; delete it to train again; the file kept"
+
+@case("completion", "a saved FeatureSource with one bit of one feature flipped (the same size)")
+def _(c):
+    import torch
+    from fewshot_nb.data.sources import FeatureSource
+    f = FeatureSource(torch.rand(64, 32), [i // 8 for i in range(64)]).save(c.dir/"feats.pt")
+    flip_tensor_bit(f)
+    c.baseline()
+    c.refused(FeatureSource.load, f, contains="is damaged")
+    c.happened = "refused: its contents no longer match the SHA-256 sealed in it; write it again; the file kept"
+
+
+@case("data", "a split file that names a file outside the copy (../../etc/passwd)")
+def _(c):
+    from fewshot_nb.data.datasets import write_miniature
+    root = write_miniature("mini_imagenet", c.dir/"mini")
+    (root/"test.csv").write_text((root/"test.csv").read_text() + "../../../../etc/passwd,n01930112\n")
+    c.baseline()
+    c.cli(fewshot_nb_main(), ["data", "verify", "--dataset", "mini_imagenet", "--root", root, "--workers", "0"], 1,
+          "lie outside the folder of the copy")
+    c.happened = "reported, nothing read outside the copy: the split file must list paths relative to its folder; exit 1"
 
 
 # -- the report ---------------------------------------------------------------------------------------------------

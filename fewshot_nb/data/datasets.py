@@ -241,7 +241,7 @@ class Layout(ABC):
               ) -> ImageFilesSource:
         "The images of `split`, decoded on demand; FileNotFoundError if any listed file is missing."
         self.check_split(split)
-        lst = self.listing(split)
+        lst = _listing_inside(self, split)
         if absent := [f for f in lst.file if not _exists(self.root, f)]:
             raise FileNotFoundError(f"{len(absent)} of {len(lst):,} images of {self.name} {split} are missing, e.g. {absent[:3]}; "
                                     f"verify_dataset({self.name!r}, root) reports them all")
@@ -271,6 +271,18 @@ def _exists(root:Path, file:str) -> bool:
     if key not in _NAMELISTS:
         with zipfile.ZipFile(root/archive) as z: _NAMELISTS[key] = set(z.namelist())
     return member in _NAMELISTS[key]
+
+def _leaves_root(file:str) -> bool:
+    "Whether a listed file (or each side of archive.zip::member) is absolute or climbs with `..`: it would lie outside the root."
+    return any(p.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", p) or ".." in re.split(r"[/\\]", p) for p in file.split(ZIP_SEP))
+
+def _listing_inside(layout:Layout, split:str) -> pd.DataFrame:
+    "`layout.listing(split)`, refused if a listed file would lie outside the copy's folder (a split file edited by hand, or hostile)."
+    lst = layout.listing(split)
+    if bad := [f for f in lst.file if _leaves_root(f)]:
+        raise ValueError(f"{layout.name} {split}: {len(bad)} listed file(s) lie outside the folder of the copy {layout.root}, e.g. "
+                         f"{bad[:3]}: a split file lists paths relative to that folder, without '..'; correct the split file")
+    return lst
 
 def make_dataset(
     name:str,          # a name of `list_datasets()`
@@ -791,7 +803,7 @@ def verify_dataset(
     saved = pd.read_csv(layout.root/LISTING_FILE, dtype=str, keep_default_na=False) if (layout.root/LISTING_FILE).is_file() else None
     rows, missing, unreadable, problems, checks, usable = [], [], [], [], [], []
     for split in layout.splits:
-        try: lst = layout.listing(split)
+        try: lst = _listing_inside(layout, split)
         except (ValueError, FileNotFoundError) as e:
             problems.append((split, f"{split}: {e}")); continue
         if saved is not None:   # files recorded by write_listing that the layout no longer lists
@@ -835,7 +847,7 @@ def write_listing(
     layout = DATASETS.make(name, root=root, **kwargs)
     parts = []
     for split in layout.splits:
-        lst = layout.listing(split)
+        lst = _listing_inside(layout, split)
         parts.append(lst[[_exists(layout.root, f) for f in lst.file]].assign(split=split))
     out = pd.concat(parts, ignore_index=True)
     out = out[["split", "file", "label"] + (["group"] if "group" in out else [])]

@@ -6,7 +6,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/data/omniglot.html.md"""
 
 # %% ../../nbs/data/10_omniglot.ipynb #d8c4a419
 from __future__ import annotations
-import os, io, re, time, zipfile, shutil, warnings, urllib.request, urllib.error
+import os, io, re, time, zipfile, zlib, shutil, warnings, urllib.request, urllib.error
 from pathlib import Path
 from dataclasses import dataclass
 import numpy as np, pandas as pd, torch
@@ -187,8 +187,12 @@ def _load_set(name:str, size:int, resample:str, root, cache:bool) -> tuple[np.nd
             _log.info(f"{name}: {len(out[0]):,} images of {size} px loaded from the cache {cpath}")
             return out
         except Exception as e: warnings.warn(f"cache {cpath} unreadable ({e}); decoding {archive} again")
-    imgs, meta = (_decode_runs(zpath, size, resample) if name == "runs"
-                  else _decode_images(zpath, archive, size, resample))
+    try:
+        imgs, meta = (_decode_runs(zpath, size, resample) if name == "runs"
+                      else _decode_images(zpath, archive, size, resample))
+    except (EOFError, zipfile.BadZipFile, zlib.error, OSError) as e:   # checked before, damaged since: cut short or changed while read
+        raise ValueError(f"{zpath} could not be read to its end ({type(e).__name__}: {e}): the archive was cut short or changed "
+                         f"while it was read; check it with `fewshot-nb data verify {archive}`, and fetch it again if it is damaged") from None
     meta.insert(0, "set", lake_set); meta.insert(1, "archive", name)
     meta.insert(6, "class_name", meta.alphabet + "/" + meta.character)
     meta = meta[_META_COLS]

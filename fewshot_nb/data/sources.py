@@ -14,7 +14,7 @@ from functools import partial
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 from PIL import Image
-from ..core import atomic_write, worker_pool
+from ..core import atomic_write, worker_pool, seal, check_seal
 
 # %% auto #0
 __all__ = ['encode_labels', 'check_one_group', 'FeatureSource', 'LabelledFiles', 'ImageFolderSource', 'default_workers',
@@ -124,7 +124,7 @@ class FeatureSource:
     def save(self, path:str|Path) -> Path:
         "Write the source to `path` (one `torch.save` file) atomically."
         d = {"format": _FEATURE_FORMAT, "version": _FEATURE_VERSION, **self.state()}
-        with atomic_write(path) as tmp: torch.save(d, tmp)
+        with atomic_write(path) as tmp: torch.save(seal(d), tmp)   # sealed: a changed byte is found on loading
         return Path(path)
 
     @classmethod
@@ -140,6 +140,8 @@ class FeatureSource:
             raise ValueError(f"{path} is not a FeatureSource file: no '{_FEATURE_FORMAT}' format tag")
         if d.get("version") != _FEATURE_VERSION:
             raise ValueError(f"{path}: FeatureSource file version {d.get('version')}, this library reads {_FEATURE_VERSION}")
+        check_seal(d, path, "write it again (FeatureSource.save)")
+        d = {k: v for k, v in d.items() if k != "sha256"}
         try: return cls.from_state(d)
         except ValueError as e: raise ValueError(f"{path} is not a valid FeatureSource file: {e}") from e
 

@@ -11,7 +11,7 @@ import pandas as pd
 from pathlib import Path
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
-from ..core import atomic_write, as_rng, to_tensor, progress as _progress, get_logger, Registry, save_csv, save_json
+from ..core import atomic_write, as_rng, to_tensor, progress as _progress, get_logger, Registry, save_csv, save_json, seal, check_seal
 _log = get_logger("fewshot_nb.generation.critics")   # pretrained critics loaded
 from ..data.omniglot import fetch, OmniglotImages
 from ..data.samplers import EpisodeSampler
@@ -297,7 +297,7 @@ def save_maml_critic(
     cfg = dict(order=_maml_order(model), n_way=model.n_way, inner_steps=model.inner_steps,
                eval_inner_steps=model.eval_inner_steps, inner_lr=model.inner_lr)
     with atomic_write(path) as tmp:
-        torch.save(dict(maml_critic=cfg, state_dict={k: v.detach().cpu() for k, v in model.state_dict().items()}), tmp)
+        torch.save(seal(dict(maml_critic=cfg, state_dict={k: v.detach().cpu() for k, v in model.state_dict().items()})), tmp)
     return Path(path)
 
 def maml_critic_from_file(
@@ -308,6 +308,7 @@ def maml_critic_from_file(
     state = _read_weights(path)
     if not isinstance(state, dict) or "maml_critic" not in state:
         raise ValueError(f"{path} is not a MAML critic file: write one with fewshot_nb.generation.critics.save_maml_critic")
+    check_seal(state, path, "write it again (save_maml_critic)")
     model = maml_critic(**state["maml_critic"])
     model.load_state_dict(state["state_dict"], strict=True)
     return model.to(device).eval()

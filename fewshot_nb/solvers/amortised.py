@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np, pandas as pd, torch
 import torch.nn as nn
 import torch.nn.functional as F
-from ..core import atomic_write, check_int
+from ..core import atomic_write, check_int, seal, check_seal
 from ..tasks import TaskTensors, task_tensors, normalize_features, prototypes
 from ..data.samplers import EpisodeSampler
 from .base import Solver, SOLVERS
@@ -161,7 +161,7 @@ class MetaSolver(Solver):
                  dim=self.dim, n_way=self.n_way, meta=self.meta, history=self.history.to_dict("list"),
                  state_dict=self.net.state_dict())
         path = Path(path)
-        with atomic_write(path) as tmp: torch.save(d, tmp)
+        with atomic_write(path) as tmp: torch.save(seal(d), tmp)   # sealed: a changed byte is found on loading
         return path
 
     @classmethod
@@ -171,6 +171,7 @@ class MetaSolver(Solver):
         except Exception as e: raise ValueError(f"{path} could not be read as a saved {cls.__name__}: {e}") from e
         if not isinstance(d, dict) or d.get("format") != cls._FORMAT:
             raise ValueError(f"{path} is not a saved meta-trained solver (no '{cls._FORMAT}' format tag)")
+        check_seal(d, path, "meta-train the solver again (meta_fit) and save it")
         if d["version"] != cls._VERSION: raise ValueError(f"{path}: file version {d['version']}, this library reads {cls._VERSION}")
         if d["name"] != cls.name: raise ValueError(f"{path} holds a {d['name']!r} solver, not {cls.name!r}: use {d['name']!r}'s load")
         self = cls(**d["hparams"], base_mean=d["base_mean"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math, os, time, warnings
 from pathlib import Path
 import numpy as np, pandas as pd, torch, torch.nn as nn, torch.nn.functional as F
-from ..core import get_device, atomic_write, cache_lock, save_csv, as_rng, derive_seed, progress as _progress, progress_enabled, get_logger
+from ..core import get_device, atomic_write, cache_lock, save_csv, as_rng, derive_seed, progress as _progress, progress_enabled, get_logger, seal, check_seal
 from ..data.samplers import EpisodeSampler, EpisodeBatch, TaskManifest
 from ..metrics import accuracy, mean_ci
 from ..tasks import prototypes, proto_logits
@@ -353,7 +353,7 @@ class Trainer:
             ) -> Path:                # the file written
         "Write a checkpoint atomically (default: the trainer's checkpoint path)."
         path = Path(path or self.checkpoint)
-        with atomic_write(path) as tmp: torch.save(self.state(), tmp)
+        with atomic_write(path) as tmp: torch.save(seal(self.state()), tmp)   # sealed: a changed byte is found on loading
         if path == self.checkpoint: self._ck_version = _file_version(path)
         return path
 
@@ -367,6 +367,8 @@ class Trainer:
             raise CheckpointError(f"cannot read checkpoint {path} ({type(e).__name__}: {e}); delete it to start afresh") from e
         if not isinstance(ck, dict) or ck.get("format") != "fewshot_nb.training.trainer/1":
             raise CheckpointError(f"{path} is not a fewshot_nb training checkpoint")
+        try: check_seal(ck, path, "delete it to train again from the start")
+        except ValueError as e: raise CheckpointError(str(e)) from None
         if diff := _differences(ck["config"], self.config):
             raise CheckpointError(f"checkpoint {path} was written with another configuration: " + "; ".join(diff[:6]) +
                                   ". Use another checkpoint path, or delete this one to start afresh.")
