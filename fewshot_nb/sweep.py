@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import yaml
 from .core import (atomic_write, save_json, save_csv, config_hash, worker_pool, progress as _core_progress, folder_lock, folder_locked, FolderBusy,
-                             file_sha256, run_files, get_logger)
+                             file_sha256, run_files, get_logger, terminate_as_interrupt)
+from .params import check_value, parameter_comments, parse_constraints
 _log = get_logger("sweep")
 
 # %% auto #0
@@ -163,7 +164,6 @@ def notebook_parameters(
     path:str|Path,  # an .ipynb file
 ) -> dict:          # name -> (type, constraints): its annotation (None where it has none, or one only the kernel can read) and the `Constraint`s of its comment
     "The parameters of a notebook's `parameters` cell, read without running it: each one's type and the constraints of its comment."
-    from fewshot_nb.bench.experiment import parameter_comments, parse_constraints   # here, not at the top: the bench package imports this module
     nb = json.loads(Path(path).read_text())
     cells = [c for c in nb.get("cells", []) if c.get("cell_type") == "code" and "parameters" in c.get("metadata", {}).get("tags", [])]
     if not cells: raise ValueError(f"{path} has no cell tagged 'parameters': papermill cannot set its parameters")
@@ -192,7 +192,6 @@ def check_points(
 ) -> list:         # the same points, every parameter of each checked
     """Check every point's parameters against its notebook's `parameters` cell (names, types, the constraints of
     their comments) before anything runs; a ValueError names each point and parameter that would be refused."""
-    from fewshot_nb.bench.experiment import check_value
     declared, problems = {}, {}   # problems: message -> the points (their numbers) that have it
     for i, p in enumerate(points):
         nb = p["notebook"]
@@ -567,6 +566,10 @@ def main(argv:list|None=None) -> int:
     c = sub.add_parser("collect", help="gather the finished runs' CSV into one table")
     c.add_argument("sweep"); c.add_argument("--results", help="which CSV of the runs (default: the first of the file's results)")
     a = ap.parse_args(argv)
+    with terminate_as_interrupt(): return _sweep_command(ap, a)   # SIGTERM stops a sweep as Ctrl-C does: its points pending
+
+def _sweep_command(ap, a) -> int:   # the exit status
+    "Run the sweep command `a` parsed by `ap`, turning every refusal into a message and an exit status."
     try:
         if a.cmd == "run":
             opts = {}

@@ -295,7 +295,7 @@ def test_exp_beta_places_a_user_generator(tmp_path, user_generators):
     assert len(pd.read_csv(out/"user_results.csv")) == 24 and set(pd.read_csv(out/"summary.csv").beta) == {1.0}
     assert (out/"samples_user_my_generators_shifted_copy.png").stat().st_size > 0
 
-# --- parameters are checked before any work (fewshot_nb.bench.experiment.check_parameters) ---
+# --- parameters are checked before any work (fewshot_nb.params.check_parameters) ---
 PAPERMILL = str(Path(sys.executable).parent/"papermill")   # the venv's papermill, whose python3 kernel is the venv
 EXP_NOTEBOOKS = sorted(p.name for p in (ROOT/"nbs").glob("exp_*.ipynb"))
 

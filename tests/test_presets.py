@@ -1,6 +1,6 @@
 """Every experiment notebook runs at three scales, its papermill parameter `preset` (issue 39): `smoke` (what CI runs),
 `default` (the parameters cell as it is) and `paper` (the paper's scale). The cell after the parameters defines
-`PRESETS` and passes them to `check_parameters` (`fewshot_nb.bench.experiment`), which applies the chosen one.
+`PRESETS` and passes them to `check_parameters` (`fewshot_nb.params`), which applies the chosen one.
 
 These tests play the notebook's kernel as papermill runs it: the parameters cell, papermill's injected `# Parameters`
 cell, then the cell after the parameters (imports, `PRESETS`, the checked parameters), in `nbs/`. No experiment runs.
@@ -8,7 +8,7 @@ cell, then the cell after the parameters (imports, `PRESETS`, the checked parame
 import ast, json
 from pathlib import Path
 import pytest
-from fewshot_nb.bench.experiment import declared_parameters, parameter_comments, parse_constraints
+from fewshot_nb.params import declared_parameters, parameter_comments, parse_constraints
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPERIMENTS = sorted((ROOT/"nbs").glob("exp_*.ipynb"))
