@@ -312,6 +312,8 @@ def _dispatch(ap, a) -> int:   # the exit status
             return verify_files(a.names)
     except (ValueError, TypeError, ImportError, FileExistsError, FileNotFoundError, NotADirectoryError, FolderBusy, MemoryError) as e:
         print(f"fewshot-nb: {_cli_words(str(e))}", file=sys.stderr); return 2
+    except EOFError as e:     # a file that ends before its format says it should, found where no reader named it
+        print(f"fewshot-nb: a file ended early ({e or 'no data left'}): it is truncated or empty; write or fetch it again", file=sys.stderr); return 2
     except BrokenPipeError:   # the reader went away (`fewshot-nb experiments list | head`): nothing more to say to it
         sys.stdout = open(os.devnull, "w"); return 141
     except KeyboardInterrupt:

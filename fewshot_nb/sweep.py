@@ -147,7 +147,9 @@ class Sweep:
     @classmethod
     def from_yaml(cls, path:str|Path) -> "Sweep":
         "A sweep from a YAML file with the same keys as the class (and an optional `executor:` section, read by `run_sweep`)."
-        d = yaml.safe_load(Path(path).read_text()) or {}
+        text = Path(path).read_text()
+        if not text.strip(): raise ValueError(f"{path} is empty: a sweep file is a mapping (notebook: ..., out_dir: ..., grid: ...)")
+        d = yaml.safe_load(text) or {}
         if not isinstance(d, dict): raise ValueError(f"{path}: a sweep file is a mapping (notebook: ..., out_dir: ..., grid: ...)")
         d.pop("executor", None)
         allowed = [f.name for f in fields(cls)]

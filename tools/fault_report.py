@@ -771,6 +771,61 @@ def _(c):
     c.happened = "SIGTERM to `fewshot-sweep run` while its point trained: the point pending, then run once by the same command"
 
 
+def interrupted_evaluate(c:Case, sig:int, group:bool):
+    "`fewshot-nb evaluate` on a run long enough to be caught mid-way, signalled once it writes: exit 130, --out as before."
+    import numpy as np
+    rng = np.random.default_rng(0)
+    feats, base = c.dir/"feats.npz", c.dir/"base.npz"
+    np.savez(feats, features=rng.random((600, 32), dtype=np.float32), labels=np.repeat(np.arange(20), 30))
+    np.savez(base, features=rng.random((100, 32), dtype=np.float32), labels=np.repeat(np.arange(5), 20))
+    out = c.dir/"runs"/"mine"
+    c.baseline()
+    run = subprocess.Popen([str(CLI_BIN), "evaluate", str(feats), "--base", str(base), "--methods", "simpleshot,tim", "--tasks", "20000",
+                            "--out", str(out)], env=os.environ | {"OMP_NUM_THREADS": "1"}, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try: wait_for(lambda: bool(list(out.glob(".staging-*"))), 120, "evaluate writing into its staging folder")
+    except TimeoutError:
+        run.kill(); raise
+    time.sleep(0.5)
+    t0 = time.time()
+    if group: os.killpg(run.pid, sig)
+    else: os.kill(run.pid, sig)
+    _, err = run.communicate(timeout=30)
+    c.error = said_line(err)
+    c.expect(run.returncode == 130, f"exit status {run.returncode}, expected 130")
+    c.expect(time.time() - t0 < 10, f"it took {time.time() - t0:.0f} s to stop")
+    c.expect("Traceback" not in err, "a traceback was printed")
+    c.expect(not (c.dir/"runs").exists(), "the interrupted run left its folders or files")
+    c.happened = f"exit 130 within {time.time() - t0:.1f} s, no traceback; --out as before (the staging folder and the folders it made removed)"
+
+@case("killed", "Ctrl-C on evaluate (SIGINT to its process group) mid-run")
+def _(c): interrupted_evaluate(c, signal.SIGINT, group=True)
+
+@case("killed", "SIGTERM to evaluate mid-run (kill, a batch system's time limit)")
+def _(c): interrupted_evaluate(c, signal.SIGTERM, group=False)
+
+
+@case("empty", "an empty .npy features file (0 bytes)")
+def _(c):
+    f = c.dir/"feats.npy"; f.write_bytes(b""); (c.dir/"labels.npy").write_bytes(b"")
+    evaluate_refused(c, f, "is empty", "--labels", c.dir/"labels.npy")
+
+@case("empty", "an empty .npz features file (0 bytes)")
+def _(c):
+    f = c.dir/"feats.npz"; f.write_bytes(b"")
+    evaluate_refused(c, f, "is empty")
+
+@case("empty", "an empty training checkpoint (0 bytes)")
+def _(c):
+    ck = c.dir/"ck"/"run.pt"; ck.parent.mkdir(); ck.write_bytes(b"")
+    c.baseline()
+    c.refused(trainer, ck, 4, contains="cannot read checkpoint")
+    c.happened = "refused: delete it to start afresh; the file kept"
+
+@case("empty", "an empty sweep file")
+def _(c): sweep_cli(c, "", 2, "is empty: a sweep file is a mapping")
+
+
 POOL = '''
 import sys, time
 from fewshot_nb.core import worker_pool

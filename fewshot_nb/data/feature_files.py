@@ -31,6 +31,7 @@ def _existing(path, what:str) -> Path:
     "`path` as a Path, or FileNotFoundError naming what was looked for."
     p = Path(path).expanduser()
     if not p.is_file(): raise FileNotFoundError(f"no {what} file at {p}")
+    if p.stat().st_size == 0: raise ValueError(f"{p.name} is empty (0 bytes): no {what} in it; write the file again (an interrupted copy or save?)")
     return p
 
 def _suffix(path:Path, known, what:str) -> str:
