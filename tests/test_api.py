@@ -10,7 +10,7 @@
 - The defaults a name builds are the tuned ones: `AlphaTIM()` predicts what the paper's public code predicted with its
   tuned α, on the fixture of that code's outputs.
 """
-import importlib, inspect, os, pkgutil, subprocess, sys
+import importlib, inspect, os, pkgutil, re, subprocess, sys
 from pathlib import Path
 import pytest
 
@@ -72,24 +72,55 @@ def modules_of(sub:str) -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules([str(PKG/sub)]))
 
 
+FACE_MAX = 25   # a face is what a user starts from, not the package's every name
+
+
 @pytest.mark.parametrize("sub", SUBPACKAGES)
-def test_subpackage_reexports_every_module(sub):
+def test_face_is_curated(sub):
+    """A subpackage's `__init__` is its face: at most FACE_MAX names, each one object of one of its modules, `__all__`
+    exactly what `import *` gives; every module of the folder is imported (so that importing any part registers all)."""
     pkg = importlib.import_module(f"fewshot_nb.{sub}")
     mods = {m: importlib.import_module(f"fewshot_nb.{sub}.{m}") for m in modules_of(sub)}
-    assert mods, f"fewshot_nb/{sub} has no modules"
+    assert isinstance(pkg.__all__, list) and 0 < len(pkg.__all__) <= FACE_MAX, (sub, len(pkg.__all__))
+    assert len(pkg.__all__) == len(set(pkg.__all__)), "duplicate names in __all__"
+    for n in pkg.__all__:
+        owners = [m for m, mod in mods.items() if n in getattr(mod, "__all__", [])]
+        assert len(owners) == 1 and getattr(pkg, n) is getattr(mods[owners[0]], n), f"fewshot_nb.{sub}.{n}: exported by {owners}"
+    text = (PKG/sub/"__init__.py").read_text()
+    m = re.search(r"^from \. import (.+)$", text, re.M)
+    assert m and set(m.group(1).split(", ")) == set(mods), f"fewshot_nb/{sub}/__init__.py must import every module: {sorted(mods)}"
+    ns = {}; exec(f"from fewshot_nb.{sub} import *", ns)
+    assert set(ns) - {"__builtins__"} == set(pkg.__all__)
+
+
+@pytest.mark.parametrize("sub", SUBPACKAGES)
+def test_modules_of_a_subpackage_export_distinct_names(sub):
     owner = {}
-    for m, mod in mods.items():
+    for m in modules_of(sub):
+        mod = importlib.import_module(f"fewshot_nb.{sub}.{m}")
         assert isinstance(getattr(mod, "__all__", None), list), f"fewshot_nb.{sub}.{m} has no __all__"
         for n in mod.__all__:
             assert n not in owner, f"fewshot_nb.{sub}: {n!r} is exported by both {owner[n]} and {m}: rename one"
-            assert n not in mods, f"fewshot_nb.{sub}.{m} exports {n!r}, the name of a module of the package"
+            assert n not in modules_of(sub), f"fewshot_nb.{sub}.{m} exports {n!r}, the name of a module of the package"
             owner[n] = m
-    missing = sorted(set(owner) - set(pkg.__all__))
-    assert not missing, (f"fewshot_nb/{sub}/__init__.py does not re-export {missing[:8]} (modules "
-                         f"{sorted({owner[n] for n in missing})}): add `from . import M as _M`, `from .M import *` and `*_M.__all__`")
-    assert sorted(pkg.__all__) == sorted(owner), sorted(set(pkg.__all__) - set(owner))
-    assert len(pkg.__all__) == len(set(pkg.__all__)), "duplicate names in __all__"
-    for n in pkg.__all__: assert getattr(pkg, n) is getattr(mods[owner[n]], n), f"fewshot_nb.{sub}.{n} is not {owner[n]}.{n}"
+
+
+def test_faces_hold_what_is_imported_through_them():
+    "Every `from fewshot_nb.<subpackage> import X` in the README, notebooks, tools and tests names a module or a name of the face."
+    import json as _json
+    pat = re.compile(r"from fewshot_nb\.(" + "|".join(SUBPACKAGES) + r") import ([\w, ()]+)")
+    texts = [(ROOT/"README.md").read_text()] + [p.read_text() for p in (ROOT/"tools").glob("*.py")] + \
+            [p.read_text() for p in (ROOT/"tests").glob("*.py") if p.name != "test_api.py"]
+    for nb in (ROOT/"nbs").rglob("*.ipynb"):
+        texts += ["".join(c["source"]) for c in _json.loads(nb.read_text())["cells"]]
+    bad, seen = [], 0
+    for t in texts:
+        for sub, names in pat.findall(t):
+            pkg = importlib.import_module(f"fewshot_nb.{sub}")
+            for n in (x.strip(" ()").split(" as ")[0] for x in names.split(",")):
+                seen += 1
+                if n and n not in pkg.__all__ and n not in modules_of(sub): bad.append(f"fewshot_nb.{sub}: {n}")
+    assert seen and not bad, f"imported through a face that does not hold them: {sorted(set(bad))}"
 
 
 def test_init_files_are_hand_written():

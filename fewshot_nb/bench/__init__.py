@@ -1,24 +1,19 @@
-"""Benches: experiment records and findings, the classification and generation benches, evaluation from feature files."""
-# Written by hand: nbdev-export leaves an existing __init__.py alone. Every module of the package is imported
-# here, so that importing any part of the package registers all of its components (nothing anywhere imports a
-# module for its side effect), and the modules' public names are re-exported. `__all__` is the union of the
-# modules' own `__all__`; tests/test_api.py checks that every module of this folder is listed here, and that no
-# two modules export the same name.
-from . import experiment as _experiment
-from .experiment import *
-from . import findings as _findings
-from .findings import *
-from . import discussion as _discussion
-from .discussion import *
-from . import classification as _classification
-from .classification import *
-from . import generation as _generation
-from .generation import *
-from . import evaluate as _evaluate
-from .evaluate import *
-from . import report as _report
-from .report import *
-from . import reproduce as _reproduce
-from .reproduce import *
+"""Benches: the classification and generation benches, evaluation of feature files, findings and their verdicts, discussions, the report."""
+# Written by hand: nbdev-export leaves an existing __init__.py alone. This is the subpackage's face: the names a user
+# starts from (the README, the index and the experiments use them), at most about two dozen; everything else stays
+# importable from its module (`from fewshot_nb.bench.<module> import ...`). Every module is imported, so that importing
+# any part of the package registers all of its components (tests/test_api.py checks the face and its `__all__`).
+from . import experiment, findings, discussion, classification, generation, evaluate, report, reproduce
+from .experiment import RunFiles, stored_run
+from .findings import Finding, findings_table, verdict_of
+from .discussion import discuss
+from .classification import ClassificationBench, TaskSetting, REGIMES, train_regime
+from .generation import GenerationBench, GENERATORS, make_generator, list_generators, train_generative_model, run_generative_model, score_generator, plot_plane
+from .evaluate import evaluate_features, results_table, plot_results
+from .report import write_report
+from .reproduce import reproduce_papers
 
-__all__ = [*_experiment.__all__, *_findings.__all__, *_discussion.__all__, *_classification.__all__, *_generation.__all__, *_evaluate.__all__, *_report.__all__, *_reproduce.__all__]
+__all__ = ['RunFiles', 'stored_run', 'Finding', 'findings_table', 'verdict_of', 'discuss', 'ClassificationBench',
+           'TaskSetting', 'REGIMES', 'train_regime', 'GenerationBench', 'GENERATORS', 'make_generator',
+           'list_generators', 'train_generative_model', 'run_generative_model', 'score_generator', 'plot_plane',
+           'evaluate_features', 'results_table', 'plot_results', 'write_report', 'reproduce_papers']

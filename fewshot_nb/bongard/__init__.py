@@ -1,14 +1,14 @@
-"""Bongard-LOGO: LOGO programs and their rendering, the three problem families (`make_problem_family(name)`), baselines."""
-# Written by hand: nbdev-export leaves an existing __init__.py alone. Every module of the package is imported
-# here, so that importing any part of the package registers all of its components (nothing anywhere imports a
-# module for its side effect), and the modules' public names are re-exported. `__all__` is the union of the
-# modules' own `__all__`; tests/test_api.py checks that every module of this folder is listed here, and that no
-# two modules export the same name.
-from . import logo as _logo
-from .logo import *
-from . import problems as _problems
-from .problems import *
-from . import baselines as _baselines
-from .baselines import *
+"""Bongard-LOGO: LOGO programs and their rendering, the three problem families and problem sets, the paper's baselines."""
+# Written by hand: nbdev-export leaves an existing __init__.py alone. This is the subpackage's face: the names a user
+# starts from (the README, the index and the experiments use them), at most about two dozen; everything else stays
+# importable from its module (`from fewshot_nb.bongard.<module> import ...`). Every module is imported, so that importing
+# any part of the package registers all of its components (tests/test_api.py checks the face and its `__all__`).
+from . import logo, problems, baselines
+from .logo import Action, parse_program, load_shapes, render
+from .problems import PROBLEM_FAMILIES, make_problem_family, list_problem_families, Problem, ProblemSet, make_problem_set, render_problems, show_problem, write_problem_set, load_bongard, BongardImages
+from .baselines import BONGARD_METHODS, ResNet15, build_bongard_method, train_bongard, train_bongard_many, bongard_accuracy, untrained_bongard
 
-__all__ = [*_logo.__all__, *_problems.__all__, *_baselines.__all__]
+__all__ = ['Action', 'parse_program', 'load_shapes', 'render', 'PROBLEM_FAMILIES', 'make_problem_family',
+           'list_problem_families', 'Problem', 'ProblemSet', 'make_problem_set', 'render_problems', 'show_problem',
+           'write_problem_set', 'load_bongard', 'BongardImages', 'BONGARD_METHODS', 'ResNet15', 'build_bongard_method',
+           'train_bongard', 'train_bongard_many', 'bongard_accuracy', 'untrained_bongard']
