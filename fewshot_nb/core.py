@@ -6,7 +6,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/core.html.md"""
 
 # %% ../nbs/00_core.ipynb #fac9fd2c
 from __future__ import annotations
-import os, re, sys, json, errno, logging, random, platform, tempfile, hashlib, subprocess, contextlib, datetime, importlib.util
+import os, re, sys, json, errno, logging, random, platform, tempfile, hashlib, subprocess, contextlib, datetime, functools, importlib.util
 import shutil, signal, threading, time, multiprocessing as mp
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -17,15 +17,15 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['UNIT_SUFFIXES', 'COLUMN_UNITS', 'logger', 'PAGE_WIDTH_PX', 'COMPLETE', 'seed_everything', 'as_rng', 'derive_seed',
-           'check_int', 'get_device', 'to_tensor', 'atomic_write', 'save_json', 'save_csv', 'column_unit',
-           'check_units', 'array_digest', 'file_md5', 'config_hash', 'source_checkout', 'package_versions', 'RunRecord',
-           'get_logger', 'verbose', 'set_progress', 'progress_enabled', 'progress', 'available_cpus',
-           'experiment_setup', 'Registry', 'figure_fonts', 'page_fontsize', 'check_figure_fonts', 'save_figure',
-           'exit_with_parent', 'worker_pool', 'terminate_as_interrupt', 'cache_lock', 'file_sha256', 'run_files',
-           'write_completion', 'check_completion', 'FolderBusy', 'folder_lock', 'folder_locked', 'finished_run_problem',
-           'staged_run', 'UnsafeFileError', 'safe_torch_load', 'DamagedFileError', 'content_sha256', 'seal',
-           'check_seal', 'memory_limit', 'check_memory']
+__all__ = ['UNIT_SUFFIXES', 'COLUMN_UNITS', 'logger', 'PAGE_WIDTH_PX', 'COMPLETE', 'seed_everything', 'keeps_global_rng',
+           'as_rng', 'derive_seed', 'check_int', 'get_device', 'to_tensor', 'atomic_write', 'save_json', 'save_csv',
+           'column_unit', 'check_units', 'array_digest', 'file_md5', 'config_hash', 'source_checkout',
+           'package_versions', 'RunRecord', 'get_logger', 'verbose', 'set_progress', 'progress_enabled', 'progress',
+           'available_cpus', 'experiment_setup', 'Registry', 'figure_fonts', 'page_fontsize', 'check_figure_fonts',
+           'save_figure', 'exit_with_parent', 'worker_pool', 'terminate_as_interrupt', 'cache_lock', 'file_sha256',
+           'run_files', 'write_completion', 'check_completion', 'FolderBusy', 'folder_lock', 'folder_locked',
+           'finished_run_problem', 'staged_run', 'UnsafeFileError', 'safe_torch_load', 'DamagedFileError',
+           'content_sha256', 'seal', 'check_seal', 'memory_limit', 'check_memory']
 
 # %% ../nbs/00_core.ipynb #7c7137cd
 def seed_everything(
@@ -47,6 +47,18 @@ def seed_everything(
     else:
         torch.use_deterministic_algorithms(False)
     return np.random.default_rng(seed)
+
+# %% ../nbs/00_core.ipynb #279e549f
+def keeps_global_rng(fn):
+    "Decorator: `fn` may seed and draw from the global generators (torch CPU and CUDA, NumPy, Python); the caller's states are put back after."
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+        np_state, py_state = np.random.get_state(), random.getstate()
+        try:
+            with torch.random.fork_rng(devices=devices): return fn(*args, **kwargs)
+        finally: np.random.set_state(np_state); random.setstate(py_state)
+    return wrapper
 
 # %% ../nbs/00_core.ipynb #c72c7216
 def as_rng(seed:int|np.random.Generator|None=None) -> np.random.Generator:

@@ -13,7 +13,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 import torch
-from ..core import derive_seed, config_hash, progress
+from ..core import derive_seed, config_hash, progress, keeps_global_rng
 from ..metrics import accuracy, paired_comparison, summarise, holm
 from ..data.samplers import EpisodeSampler, TaskManifest
 from ..data.augment import Distorted
@@ -204,6 +204,7 @@ def images_per_step(source) -> int:
     return source.n_tasks * (shots + s.n_way * s.n_query)
 
 # %% ../../nbs/bench/61_classification.ipynb #63c6931a
+@keeps_global_rng
 def train_regime(
     name:str,                # a key of `REGIMES`
     train:ImageSource,         # training images

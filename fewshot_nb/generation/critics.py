@@ -11,7 +11,7 @@ import pandas as pd
 from pathlib import Path
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
-from ..core import atomic_write, as_rng, to_tensor, progress as _progress, get_logger, Registry, save_csv, save_json, seal, check_seal
+from ..core import atomic_write, as_rng, to_tensor, progress as _progress, get_logger, Registry, save_csv, save_json, seal, check_seal, keeps_global_rng
 _log = get_logger("fewshot_nb.generation.critics")   # pretrained critics loaded
 from ..data.omniglot import fetch, OmniglotImages
 from ..data.samplers import EpisodeSampler
@@ -220,6 +220,7 @@ def critic_from_file(
     critic.load_state_dict(state, strict=True)
     return critic.to(device).eval()
 
+@keeps_global_rng
 def train_critic(
     kind:str,                  # 'protonet' (S1) or 'simclr' (S2)
     data,                      # `OmniglotImages` at 50 px (`load_omniglot(size=50)`); grey levels, binarised in the batches
@@ -313,6 +314,7 @@ def maml_critic_from_file(
     model.load_state_dict(state["state_dict"], strict=True)
     return model.to(device).eval()
 
+@keeps_global_rng
 def train_maml_critic(
     data,                      # `OmniglotImages` at 50 px (`load_omniglot(size=50)`); binarised in the batches
     classes=None,              # class names to train on, e.g. `weak_split(data)['train']`; None: all

@@ -10,7 +10,7 @@ import json, time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 import numpy as np, torch
-from ..core import seed_everything, get_device, RunRecord, config_hash, get_logger, check_int
+from ..core import seed_everything, get_device, RunRecord, config_hash, get_logger, check_int, keeps_global_rng
 _log = get_logger("fewshot_nb.training.pretrain")   # pre-training started (the cache is read by `features.read_feature_cache`)
 from ..data.omniglot import load_omniglot, cache_dir as project_cache_dir
 from ..data.samplers import EpisodeSampler, TaskManifest, data_fingerprint
@@ -83,6 +83,7 @@ def pretrained_features(
     folder = Path(cache_dir).expanduser() if cache_dir is not None else project_cache_dir()/"features"
     name = split if isinstance(split, str) else "custom"
     path = folder/f"{name}-{backbone}-{image_size}px-s{seed}-{key}.pt"
+    @keeps_global_rng
     def build() -> dict:
         "Train, extract and record: the entry that `feature_cache_entry` writes when there is none (one process builds it, the others wait)."
         _log.info(f"no cached features at {path}: pre-training {backbone} for {steps} steps")
