@@ -220,6 +220,11 @@ class Parameters(dict):
         super().__init__(values)
         self.sources = dict(sources)   # name -> 'default' (the parameters cell), 'preset NAME' or 'given' (papermill's -p/-y)
 
+    def updated(self, **values) -> Parameters:
+        "These parameters with some values replaced by what the run resolved them to (a device, a path), their sources kept."
+        if unknown := sorted(set(values) - set(self)): raise KeyError(f"not parameters of this run: {unknown}")
+        return Parameters({**self, **values}, self.sources)
+
 def check_parameters(
     ns:dict,            # the notebook's namespace: `globals()`, after the parameters cell and papermill's cell
     source:str|None=None,  # the parameters cell's source (None: found in the kernel's `In`), for the constraints of its comments

@@ -5,10 +5,8 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("bench_solvers", ROOT/"tools"/"bench_solvers.py")
-bench = importlib.util.module_from_spec(_spec)
-sys.modules["bench_solvers"] = bench   # registered before it runs: its dataclasses look their module up
-_spec.loader.exec_module(bench)
+from tools_loader import load_tool
+bench = load_tool("bench_solvers")
 
 
 def test_bench_quick_run_writes_table(tmp_path):

@@ -25,14 +25,10 @@ REQUIRED_SECTIONS = ["Foundations", "Data and episodes", "Solvers", "Training", 
                      "Experiments"]
 
 
-def _load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from tools_loader import load_tool
 
 
-bd = _load("build_docs_under_test", ROOT/"tools"/"build_docs.py")
+bd = load_tool("build_docs")
 NOTEBOOKS = [p.relative_to(NBS).as_posix() for p in bd.notebooks(NBS)]
 
 

@@ -18,7 +18,10 @@ def report(*args, code=None):
 
 
 def test_fault_report_passes():
-    code, out, err = report()
+    "The report passes. In CI, `.ci/run` runs it once, before the tests, and points FEWSHOT_FAULT_REPORT at its output: read, not run again."
+    done = os.environ.get("FEWSHOT_FAULT_REPORT")
+    if done and Path(done).is_file(): code, out, err = 0, Path(done).read_text(), ""   # .ci/run stops on a failed report
+    else: code, out, err = report()
     lines = out.strip().splitlines()
     assert code == 0, out[-6000:] + err[-3000:]
     m = FINAL.fullmatch(lines[-1])
@@ -29,7 +32,8 @@ def test_fault_report_passes():
     assert len(rows) == tried, f"{len(rows)} rows for {tried} cases"     # one row per case
     assert not [r for r in rows if "NOT HANDLED" in r]
     groups = {re.search(r"\| \[(\w+)\]", r).group(1) for r in rows}
-    assert groups >= {"parameters", "sweep", "data", "features", "checkpoints", "cli", "concurrency", "killed"}, groups
+    assert groups >= {"parameters", "sweep", "data", "features", "checkpoints", "cli", "concurrency", "killed",
+                      "completion", "disk", "folders", "empty", "sizes"}, groups
 
 
 def test_a_fault_not_handled_fails_the_report():

@@ -20,15 +20,11 @@ ROOT = Path(__file__).resolve().parent.parent
 NBS = ROOT/"nbs"
 
 
-def _load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from tools_loader import load_tool
 
 
 # The pages, as the docs build finds them (no file or folder starting with `_` or `.`, no runs/ folder inside nbs/).
-PAGES = {str(p.relative_to(NBS).with_suffix("")): p for p in _load("build_docs_for_figures", ROOT/"tools"/"build_docs.py").notebooks(NBS)}
+PAGES = {str(p.relative_to(NBS).with_suffix("")): p for p in load_tool("build_docs").notebooks(NBS)}
 
 # Pages that show no results, so no figure is asked of them: page (path under nbs/, no suffix) -> why.
 NO_RESULTS = {

@@ -5,10 +5,8 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("gen_curves", ROOT/"tools"/"gen_curves.py")
-gc = importlib.util.module_from_spec(_spec)
-sys.modules["gen_curves"] = gc
-_spec.loader.exec_module(gc)
+from tools_loader import load_tool
+gc = load_tool("gen_curves")
 
 
 def test_curve_is_written_resumed_and_extended(tmp_path):

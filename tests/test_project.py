@@ -13,8 +13,8 @@ PYPROJECT = tomllib.loads((ROOT/"pyproject.toml").read_text())
 EXPERIMENTS = sorted(NBS.glob("exp_*.ipynb"))
 # The project's notebooks, as the docs build finds them: not the outputs of runs made inside nbs/ (runs/, git-ignored)
 # nor nbdev's or Jupyter's scratch copies (`tools/build_docs.notebooks`, tested in tests/test_docs.py).
-_spec = importlib.util.spec_from_file_location("build_docs_for_project", ROOT/"tools"/"build_docs.py")
-_build_docs = importlib.util.module_from_spec(_spec); _spec.loader.exec_module(_build_docs)
+from tools_loader import load_tool
+_build_docs = load_tool("build_docs")
 NOTEBOOKS = _build_docs.notebooks(NBS)
 MACHINE_PATH = re.compile(r"(?<![\w.])(/work/|/tmp/|/root/|/home/)")
 

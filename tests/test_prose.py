@@ -126,9 +126,8 @@ def test_the_shown_rule():
 def test_stored_discussions_match_their_runs(tmp_path, capsys):
     """The stored output of every discussion cell that reads files only is what the stored default run gives now
     (`tools/render_prose.py --check`): a wording changed without re-rendering, or a run file replaced, fails here."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("render_prose", ROOT/"tools"/"render_prose.py")
-    rp = importlib.util.module_from_spec(spec); spec.loader.exec_module(rp)
+    from tools_loader import load_tool
+    rp = load_tool("render_prose")
     assert rp.main([str(p) for p in EXPERIMENTS] + ["--check"]) == 0, capsys.readouterr().out
     # and it can fail: a copy of exp_generation whose discussion output was edited is stale
     nb = json.loads((ROOT/"nbs"/"exp_generation.ipynb").read_text(encoding="utf-8"))

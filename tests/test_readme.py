@@ -16,10 +16,8 @@ PIP_USER = ['pip install "fewshot_nb[exp]"', "fewshot-nb experiments copy experi
 
 @pytest.fixture(scope="module")
 def make_readme():
-    spec = importlib.util.spec_from_file_location("make_readme", ROOT/"tools"/"make_readme.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    from tools_loader import load_tool
+    return load_tool("make_readme")
 
 
 @pytest.fixture(scope="module")

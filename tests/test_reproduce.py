@@ -89,24 +89,76 @@ def test_stopping_reproduce_leaves_no_process(tmp_path, sig):
         if run.poll() is None: run.kill()
 
 
-def test_paper_dry_run_of_every_experiment(tmp_path):
-    """`reproduce --preset paper --dry-run`: every experiment notebook runs at the paper's architectures, image sizes, ways
-    and shots, with the counts cut to one batch (its DRY_RUN), on this CPU, so that a paper-scale run on a GPU node
-    cannot fail on a shape or a name. The run records say the values came from the preset and the dry run."""
+HEAVY_DRY_RUNS = {   # minutes each on a CPU: FEWSHOT_SLOW=1 runs them; CI checks their paper shapes by the two tests below
+    "exp_generation": "every model's sampling at the paper's architectures and 50 px, about 7 minutes",
+    "exp_reproducibility": "24 + 4 runs of exp_training_run at the paper's width, about 6 minutes",
+}
+
+
+def _dry_run(tmp_path, experiments):
+    "`reproduce --preset paper --dry-run` of `experiments`; its run records checked."
     out = tmp_path/"paper"
     env = os.environ | {"OMP_NUM_THREADS": "1", "FEWSHOT_PROGRESS": "0", "FEWSHOT_CACHE": str(tmp_path/"cache")}   # no cached weights: everything is built
-    r = subprocess.run([CLI, "reproduce", "--preset", "paper", "--dry-run", "--out", str(out), "--jobs", "2", "--threads", "1"],
+    r = subprocess.run([CLI, "reproduce", *experiments, "--preset", "paper", "--dry-run", "--out", str(out), "--jobs", "2", "--threads", "1"],
                        capture_output=True, text=True, timeout=2400, env=env)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    assert f"dry run: {len(EXPERIMENTS)} of {len(EXPERIMENTS)}" in r.stdout, r.stdout
+    assert f"dry run: {len(experiments)} of {len(experiments)}" in r.stdout, r.stdout
     assert not (out/"report").exists() and not (out/"findings.csv").exists(), "a dry run wrote a report"
     import json
-    for e in EXPERIMENTS:
+    for e in experiments:
         rec = [json.loads(p.read_text()) for p in (out/"dry_run"/e).glob("points/*/out/run.json")]
         assert len(rec) == 1, f"{e}: no run record of its dry run"
         params, sources = rec[0]["params"], rec[0]["extra"]["parameter_sources"]
         assert params["preset"] == "paper" and params["dry_run"] is True, (e, params)
         assert "preset paper" in sources.values() and "dry run" in sources.values(), (e, sources)
+
+
+def test_paper_dry_run_of_every_experiment(tmp_path):
+    """`reproduce --preset paper --dry-run`: every experiment notebook runs at the paper's architectures, image sizes, ways
+    and shots, with the counts cut to one batch (its DRY_RUN), on this CPU, so that a paper-scale run on a GPU node
+    cannot fail on a shape or a name. The run records say the values came from the preset and the dry run. The two
+    heavy ones (HEAVY_DRY_RUNS) run with FEWSHOT_SLOW=1 (test below); their shapes are checked here at smaller cost."""
+    _dry_run(tmp_path, [e for e in EXPERIMENTS if e not in HEAVY_DRY_RUNS])
+
+
+@pytest.mark.skipif(not os.environ.get("FEWSHOT_SLOW"), reason="slow: " + "; ".join(f"{e}: {w}" for e, w in HEAVY_DRY_RUNS.items()))
+def test_paper_dry_run_of_the_heavy_experiments(tmp_path):
+    _dry_run(tmp_path, list(HEAVY_DRY_RUNS))
+
+
+def test_generation_models_take_the_papers_shapes():
+    """What exp_generation's paper dry run proves, at a fraction of its cost: each model of Fig. 3a at the paper's
+    architecture and 50 px trains one step (loss and backward) and draws from prototypes, the VAE-NS with a context
+    of 20 and the VAE-STN with 90 attention steps (the ends of the sweeps of Fig. 4a)."""
+    import torch
+    from fewshot_nb.bench.generation import make_generator
+    from fewshot_nb.data.streams import ImageSource
+    from fewshot_nb.generation.base import generate_samples
+    g = torch.Generator().manual_seed(0)
+    data = ImageSource((torch.rand(84, 1, 50, 50, generator=g) > 0.8).float(), torch.arange(84) % 4)   # 21 images a class
+    for name, kw in (("vae_ns", {}), ("vae_stn", {}), ("dagan_un", {}), ("dagan_rn", {}), ("vae_ns", dict(set_size=20)), ("vae_stn", dict(n_steps=90))):
+        torch.manual_seed(0)
+        m = make_generator(name, "paper", image_size=50, **kw)
+        batch = m.batches(data, 2).batch(0, seed=0)
+        loss, _ = m.loss(batch)                  # (the GANs' loss: both players' terms, as the trainer steps them)
+        loss.backward(); assert torch.isfinite(loss), (name, kw)
+        x = generate_samples(m, data.x[:2], 2, seed=0)
+        assert tuple(x.shape) == (2, 2, 1, 50, 50) and float(x.min()) >= 0 and float(x.max()) <= 1, (name, kw, tuple(x.shape))
+
+
+@pytest.mark.parametrize("regime", ["protonet", "matchingnet", "pretrain"])
+def test_reproducibility_regimes_take_the_papers_shapes(regime):
+    """What exp_reproducibility's paper dry run proves, at a fraction of its cost: each of its algorithms, with each
+    optimiser, trains a step at the paper's width (64) and episodes (20-way 5-shot 15-query training)."""
+    import torch
+    from fewshot_nb.bench.classification import train_regime
+    from fewshot_nb.data.streams import ImageSource
+    g = torch.Generator().manual_seed(0)
+    data = ImageSource(torch.rand(20 * 20, 1, 28, 28, generator=g), torch.arange(20 * 20) % 20)   # 20 classes of 20 images
+    for optimizer in ("adam", "sgd"):
+        method, hist, _ = train_regime(regime, data, steps=1, backbone_kw=dict(width=64), train_way=20, train_shot=5, train_query=15,
+                                       batch_size=128, optimizer=optimizer, progress=False)
+        assert len(hist) >= 1 and torch.isfinite(torch.tensor(hist.loss.to_numpy(dtype=float))).all(), (regime, optimizer, hist)
 
 
 def test_bongard_backbones_take_the_papers_512_px():

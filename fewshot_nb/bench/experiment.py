@@ -12,7 +12,7 @@ import pandas as pd
 import fewshot_nb
 
 # %% auto #0
-__all__ = ['experiments_dir', 'stored_run', 'fmt', 'fmt_ci', 'RunFiles', 'prose']
+__all__ = ['experiments_dir', 'stored_run', 'fmt', 'fmt_interval', 'RunFiles', 'prose']
 
 # %% ../../nbs/bench/60_experiment.ipynb #597492d2
 def experiments_dir() -> Path:
@@ -51,7 +51,7 @@ def fmt(
     s = f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
     return s.replace("-", "−") if s.startswith("-") else s
 
-def fmt_ci(
+def fmt_interval(
     ours:float,          # the estimate
     low:float,           # lower end of its 95% interval
     high:float,          # upper end
@@ -123,7 +123,7 @@ class RunFiles:
           ) -> str:               # e.g. '+9.9 points [7.7, 12.1]'
         "Our estimate of a finding, with its interval and unit."
         r = self.finding(text, file)
-        return fmt_ci(r["ours"], r["low"], r["high"], digits, _suffix(r.get("unit", "")) if unit else "", signed)
+        return fmt_interval(r["ours"], r["low"], r["high"], digits, _suffix(r.get("unit", "")) if unit else "", signed)
 
     def verdict(self, text:str, file:str="findings.csv") -> str:
         "A finding's verdict, as its row states it (decided by `fewshot_nb.bench.findings.decide`)."

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math, re
 from dataclasses import dataclass, asdict, replace
 import pandas as pd
-from .experiment import fmt, fmt_ci
+from .experiment import fmt, fmt_interval
 
 # %% auto #0
 __all__ = ['VERDICTS', 'TESTS', 'KINDS', 'FINDINGS_COLUMNS', 'decide', 'verdict_base', 'Finding', 'findings_table', 'verdict_of',
@@ -187,7 +187,7 @@ def finding_texts(
     ratio = findings["ratio"].astype(float) if "ratio" in findings else pd.Series(math.nan, index=findings.index)
     value = ["" if _nan(a) else fmt(a, 2) if _nan(b) or a == b else f"{fmt(a, 2)} to {fmt(b, 2)}" for a, b in zip(lo, hi)]
     return pd.DataFrame({"paper_value": value,
-                         "ours_ci": [fmt_ci(o, l, h, 2) for o, l, h in zip(findings["ours"], findings["low"], findings["high"])],
+                         "ours_ci": [fmt_interval(o, l, h, 2) for o, l, h in zip(findings["ours"], findings["low"], findings["high"])],
                          "ratio_text": ["" if _nan(x) else fmt(x, 2) for x in ratio]}, index=findings.index)
 
 

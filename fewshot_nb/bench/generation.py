@@ -10,7 +10,7 @@ import time, json
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 from torch import Tensor
-from ..core import config_hash, get_logger, page_fontsize, Registry, worker_pool
+from ..core import config_hash, get_logger, page_fontsize, Registry, worker_pool, keeps_global_rng
 _log = get_logger("fewshot_nb.bench.generation")   # models trained or loaded
 from ..data.omniglot import load_omniglot
 from ..data.splits import weak_split
@@ -24,7 +24,7 @@ from ..generation.base import GenerativeModel, generate_samples, check_samples, 
 # %% auto #0
 __all__ = ['GENERATORS', 'GENERATOR_RECIPES', 'SWEEPS', 'GenerationBench', 'schedule_kwargs', 'train_generative_model',
            'training_recipe', 'make_generator', 'list_generators', 'run_generative_model', 'train_generative_models',
-           'summarise_scores', 'plot_plane', 'score_generator', 'plot_sweeps']
+           'train_for_scoring', 'summarise_scores', 'plot_plane', 'score_generator', 'plot_sweeps']
 
 # %% ../../nbs/bench/62_generation.ipynb #f0f62b34
 class GenerationBench:
@@ -109,6 +109,7 @@ def schedule_kwargs(
     if schedule != "plateau": return {} if schedule is None else dict(schedule=schedule)
     return dict(schedule="plateau", lr_step=model.epoch_steps(source), lr_patience=lr_patience)
 
+@keeps_global_rng
 def train_generative_model(
     model:GenerativeModel,    # the model, freshly built (weights are trained in place)
     train:ImageSource,          # training images at the model's image size (e.g. `bench.train`)
@@ -182,6 +183,7 @@ def list_generators() -> list[str]: # the registered names, sorted
     return GENERATORS.names()
 
 # %% ../../nbs/bench/62_generation.ipynb #4b20c8b1
+@keeps_global_rng
 def _plan(image_size, train, name, preset="small", steps=300, epochs=None, batch_size=32, lr=None, schedule=None, seed=0,
           checkpoints=None, label="", **kwargs) -> dict:
     "The fresh model of a configuration, its steps, training recipe, tag and checkpoint path."
@@ -270,6 +272,26 @@ def train_generative_models(
         futures = [ex.submit(work, bench.image_size, bench.train, max(1, cores // n_jobs), j) for j in jobs]
         return done | dict(f.result() for f in futures)
 
+def train_for_scoring(
+    bench:GenerationBench,   # the bench (its training images)
+    jobs:list[dict],         # `run_generative_model`'s configurations
+    checkpoints:str|Path,    # the checkpoints' folder
+    n_jobs:int,              # models trained at once on the CPU (1: none here; `run_generative_model` trains each in turn)
+    device,                  # a torch device
+    torch_threads:int,       # the threads of this process
+) -> tuple[dict, dict]:      # timings (parallel_train_s, train_wall_s) and the thread record of the run
+    """Train the configurations in worker processes when that pays (on the CPU, n_jobs > 1), before the notebook scores them;
+    return the timings and what the run record keeps of the threads (the weights depend on the thread count that trained them)."""
+    import os
+    timings, t0 = {}, time.perf_counter()
+    parallel = device.type == "cpu" and n_jobs > 1
+    if parallel: timings["parallel_train_s"] = train_generative_models(bench, jobs, checkpoints, n_jobs)
+    timings["train_wall_s"] = round(time.perf_counter() - t0, 1)
+    trained = [t for t, sec in timings.get("parallel_train_s", {}).items() if sec > 0]   # trained now (0: an earlier run's checkpoint)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    per_model = (max(1, cores // n_jobs) if len(trained) > 1 else torch_threads) if parallel else torch_threads
+    return timings, dict(torch_threads=torch_threads, n_jobs=n_jobs, omp_num_threads=os.environ.get("OMP_NUM_THREADS"),
+                         train_threads_per_model=per_model, trained_here=trained)
 
 # %% ../../nbs/bench/62_generation.ipynb #e0eb6887
 def summarise_scores(

@@ -10,15 +10,20 @@ import difflib, os, shutil, sys
 from pathlib import Path
 import pandas as pd
 from ..core import atomic_write, progress, folder_lock
-from ..sweep import Sweep, sweep_status, status_counts, run_points, SLURM_OPTIONS, OUTPUT
+from ..sweep import Sweep, sweep_status, status_counts, run_points, SLURM_OPTIONS, OUTPUT, notebook_parameters
 from .experiment import experiments_dir
 from .report import write_report
 
 # %% auto #0
-__all__ = ['PRESET_NAMES', 'experiment_sweeps', 'reproduce_papers']
+__all__ = ['notebook_presets', 'experiment_sweeps', 'reproduce_papers']
 
 # %% ../../nbs/bench/75_reproduce.ipynb #fb850acf
-PRESET_NAMES = ("smoke", "default", "paper")   # the scales every experiment notebook takes
+def notebook_presets(
+    path:str|Path,   # an experiment notebook
+) -> list[str]:      # the choices of its `preset` parameter, in the order its comment gives them ([] without one)
+    "The presets an experiment notebook takes, read from its parameters cell (the one place they are written)."
+    _, rules = notebook_parameters(path).get("preset", (None, []))
+    return [str(v) for r in rules if r.kind == "one of" for v in r.arg]
 
 def _closest(name:str, known:list) -> str:
     m = difflib.get_close_matches(name, known, n=1)
@@ -27,17 +32,24 @@ def _closest(name:str, known:list) -> str:
 def experiment_sweeps(
     out:str|Path,                      # the reproduction's folder
     experiments:list[str]|None=None,   # experiment names, e.g. ['exp_beta', 'exp_lake_runs'] (None: every experiment notebook)
-    preset:str="default",              # one of PRESET_NAMES
+    preset:str="default",              # a preset every chosen notebook takes (`notebook_presets`: smoke, default, paper; exp_beta also long)
     nbs:str|Path|None=None,            # folder of the experiment notebooks (None: `experiments_dir()`, the clone's nbs/ or the wheel's copy)
     dry_run:bool=False,                # the notebooks' dry runs (`-p dry_run True`), in `out/dry_run/<experiment>`
 ) -> dict:                             # experiment -> its one-point `Sweep`, in the order given
     "One sweep per chosen experiment, at one preset, each in its own folder of `out`; every choice checked before any run."
-    if preset not in PRESET_NAMES: raise ValueError(f"unknown preset {preset!r}{_closest(preset, list(PRESET_NAMES))}: choose one of {', '.join(PRESET_NAMES)}")
     nbs = Path(nbs) if nbs is not None else experiments_dir()
     known = sorted(p.stem for p in nbs.glob("exp_*.ipynb"))
     names = list(dict.fromkeys(e.removesuffix(".ipynb") for e in experiments)) if experiments else known
     for e in names:
         if e not in known: raise ValueError(f"unknown experiment {e!r}{_closest(e, known)}; the experiments are {', '.join(known)}")
+    takes = {e: notebook_presets(nbs/f"{e}.ipynb") for e in names}   # read from the notebooks: no list of presets here
+    if none := [e for e in names if not takes[e]]:
+        raise ValueError(f"{', '.join(none)} declare{'s' * (len(none) == 1)} no presets: write them in the comment of the parameter `preset`, "
+                         "e.g. `preset: str = \"default\"  # the run's scale [one of smoke, default, paper]`")
+    if lacking := [e for e in names if preset not in takes[e]]:
+        every = sorted(set.intersection(*map(set, takes.values())), key=lambda p: takes[names[0]].index(p))
+        raise ValueError(f"unknown preset {preset!r}{_closest(preset, sorted(set().union(*takes.values())))} for {', '.join(lacking)}: "
+                         f"{'the experiments take' if len(names) > 1 else names[0] + ' takes'} {', '.join(every)}")
     root = Path(out).absolute()/("dry_run" if dry_run else "")   # a dry run never stands in for the run itself
     sweeps = {e: Sweep(notebook=str((nbs/f"{e}.ipynb").absolute()), out_dir=str(root/e), fixed=dict(preset=preset, **({"dry_run": True} if dry_run else {})),
                        results=["findings.csv"]) for e in names}

@@ -9,19 +9,18 @@ from __future__ import annotations
 import copy, math
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
-from ..core import derive_seed
+from ..core import derive_seed, keeps_global_rng
 from ..data.streams import ImageSource, ClassStream, EpisodeStream
-from ..training.trainer import Method, Trainer
+from ..training.trainer import Method, Trainer, EpisodeClassifier
 from ..training.backbones import BACKBONES
 from .logo import MOVING_TYPES
 from .problems import N_IMAGES, BongardImages
 
 # %% auto #0
-__all__ = ['ACTIONS', 'MAX_TOKENS', 'BONGARD_METHODS', 'ResNet15Block', 'ResNet15', 'by_class', 'episode_features',
-           'EpisodeClassifier', 'MetaBaseline', 'project_simplex', 'svm_dual', 'MetaOptNet', 'WReN', 'CausalAttention',
-           'TCBlock', 'SNAIL', 'CNNBaseline', 'bongard_augment', 'MoCo', 'program_tokens', 'ProgramStream',
-           'ProgramSynthesis', 'build_bongard_method', 'train_bongard', 'bongard_accuracy', 'train_bongard_many',
-           'untrained_bongard', 'attribute_images', 'attribute_classifier']
+__all__ = ['ACTIONS', 'MAX_TOKENS', 'BONGARD_METHODS', 'ResNet15Block', 'ResNet15', 'by_class', 'MetaBaseline', 'project_simplex',
+           'svm_dual', 'MetaOptNet', 'WReN', 'CausalAttention', 'TCBlock', 'SNAIL', 'CNNBaseline', 'bongard_augment',
+           'MoCo', 'program_tokens', 'ProgramStream', 'ProgramSynthesis', 'build_bongard_method', 'train_bongard',
+           'bongard_accuracy', 'train_bongard_many', 'untrained_bongard', 'attribute_images', 'attribute_classifier']
 
 # %% ../../nbs/bongard/82_baselines.ipynb #83a1004d
 class ResNet15Block(nn.Module):
@@ -73,22 +72,6 @@ def by_class(
         raise ValueError(f"these methods need balanced support sets ({S} items, {n_way} classes)")
     order = labels.argsort(dim=1, stable=True)
     return x[torch.arange(T, device=x.device)[:, None], order].view(T, n_way, S // n_way, *x.shape[2:])
-
-def episode_features(method:Method, batch:dict) -> tuple[Tensor, Tensor]:
-    "Support (T, S, d) and query (T, Q, d) features of an episode batch, from one forward pass."
-    s, q = batch["support"], batch["query"]
-    T, S, Q = s.shape[0], s.shape[1], q.shape[1]
-    f = method.embed(torch.cat([s.flatten(0, 1), q.flatten(0, 1)]))
-    return f[:T * S].view(T, S, -1), f[T * S:].view(T, Q, -1)
-
-class EpisodeClassifier(Method):
-    "Base of the methods trained by cross-entropy on the query logits of `classify`."
-    def loss(self, batch):
-        "Query cross-entropy of a batch of episodes, and the query accuracy."
-        s, q = episode_features(self, batch)
-        logits = self.classify(s, batch["support_labels"], q, batch["n_way"])
-        y = batch["query_labels"]
-        return F.cross_entropy(logits.flatten(0, 1), y.flatten()), dict(acc=(logits.argmax(-1) == y).float().mean().item())
 
 # %% ../../nbs/bongard/82_baselines.ipynb #3390335d
 class MetaBaseline(EpisodeClassifier):
@@ -393,6 +376,7 @@ def _trainer(method, source, n_steps, cfg, checkpoint, val=None):
     return Trainer(method, source, n_steps=n_steps, lr=cfg["lr"], optimizer=cfg["optimizer"], weight_decay=cfg["weight_decay"],
                    seed=cfg["seed"], checkpoint=checkpoint, device=cfg["device"], progress=cfg["progress"], grad_clip=5.0, **kw)
 
+@keeps_global_rng
 def train_bongard(
     name:str,                    # a key of `BONGARD_METHODS`
     train:BongardImages,         # training problems
@@ -485,6 +469,7 @@ def train_bongard_many(
     return {n: train_bongard(n, **kw) for n in names}
 
 # %% ../../nbs/bongard/82_baselines.ipynb #a541c09d
+@keeps_global_rng
 def untrained_bongard(
     name:str,          # a key of `BONGARD_METHODS`
     width:int=8,       # ResNet15's first channels
@@ -521,6 +506,7 @@ def attribute_images(
     return render(programs, poses, size=size), labels, idx
 
 # %% ../../nbs/bongard/82_baselines.ipynb #c48c64a0
+@keeps_global_rng
 def attribute_classifier(
     attribute:str,          # a column of `load_shapes`' table, e.g. 'convex' or 'has_two_parts'
     n_train:int=2000,       # training images per class (the paper: 14,000 per class, train and test together)

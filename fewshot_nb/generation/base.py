@@ -10,7 +10,7 @@ import copy, importlib, inspect, random, tempfile
 from pathlib import Path
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
-from ..core import derive_seed, page_fontsize
+from ..core import derive_seed, page_fontsize, keeps_global_rng
 from .critics import Critic, critic_features, load_critic
 from .metrics import OwnPrototypeRate, own_prototype_rate
 from ..data.streams import ImageSource, ClassStream
@@ -19,7 +19,7 @@ from ..training.trainer import Trainer
 # %% auto #0
 __all__ = ['PairBatches', 'SetBatches', 'bernoulli_nll', 'gaussian_kl', 'beta_elbo_loss', 'check_samples', 'check_prototypes',
            'GenerativeModel', 'check_generative_model', 'first_drawings', 'follows_prototype', 'generate_samples',
-           'load_generator', 'show_samples']
+           'load_generator', 'load_generators', 'show_samples']
 
 # %% ../../nbs/generation/52_base.ipynb #4c47de33
 class PairBatches(ClassStream):
@@ -315,6 +315,7 @@ def check_generative_model(
                 cond_effect=cond_effect, train_loss=float(hist["loss"].iloc[-1]))
 
 # %% ../../nbs/generation/52_base.ipynb #046025f4
+@keeps_global_rng
 def _seeded_call(
     fn,                 # a callable generate(prototypes, n)
     prototypes:Tensor,  # (n_classes, C, H, W)
@@ -322,12 +323,9 @@ def _seeded_call(
     seed:int,           # seeds torch's, NumPy's and Python's global random states for the call
 ):
     "Call `fn(prototypes, n_samples)` without gradients, seeded, leaving the caller's random states as they were."
-    np_state, py_state = np.random.get_state(), random.getstate()
-    try:
-        with torch.random.fork_rng(devices=[]), torch.no_grad():
-            torch.manual_seed(seed); np.random.seed(seed % 2**32); random.seed(seed)
-            return fn(prototypes.clone(), n_samples)   # a copy: a generator that writes into its input cannot change the bench's
-    finally: np.random.set_state(np_state); random.setstate(py_state)
+    with torch.no_grad():   # (keeps_global_rng puts the three global states back after)
+        torch.manual_seed(seed); np.random.seed(seed % 2**32); random.seed(seed)
+        return fn(prototypes.clone(), n_samples)   # a copy: a generator that writes into its input cannot change the bench's
 
 def _draw_fn(generator):
     "How to draw from `generator`: a function (prototypes, n, seed) -> samples, and the generator's name for messages."
@@ -393,6 +391,7 @@ def load_generator(
     mod, sep, attr = path.partition(":") if ":" in path else path.rpartition(".")
     if not mod or not attr or not sep:
         raise ValueError(f"a generator's path is 'module:attribute' (or 'module.attribute'), got {path!r}")
+    importlib.invalidate_caches()   # a module written since the folder was last looked at (a notebook cell that writes it) is found
     try: module = importlib.import_module(mod)
     except ImportError as e:
         raise ValueError(f"cannot import module {mod!r} of the generator {path!r} ({e}); put the folder that holds it on "
@@ -415,6 +414,17 @@ def load_generator(
                              f"{inspect.signature(fn)} does not ({e})") from e
         except ValueError: pass                             # no signature to read (a builtin): the first call will tell
     return obj
+
+def load_generators(
+    paths:list[str],   # import paths, 'module:attribute'
+    image_size:int,    # side of the images the run scores
+) -> dict:             # path -> generator, in the order given
+    "Load each generator by its import path and try it on 2 random prototypes now, so that one whose samples cannot be scored stops a run before any work."
+    gens = {path: load_generator(path) for path in paths}
+    for path, g in gens.items():
+        try: generate_samples(g, torch.rand(2, 1, image_size, image_size).round(), 2)
+        except ValueError as e: raise ValueError(f"user generator {path} fails a trial draw at image_size={image_size}: {e}") from None
+    return gens
 
 # %% ../../nbs/generation/52_base.ipynb #612b393a
 def show_samples(

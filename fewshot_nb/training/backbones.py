@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
 from ..core import Registry, safe_torch_load, UnsafeFileError
+from ..data.datasets import IMAGENET_MEAN, IMAGENET_STD   # one definition: the transform of images read from disk
 
 
 # %% auto #0
-__all__ = ['BACKBONES', 'WRN_VARIANTS', 'IMAGENET_MEAN', 'IMAGENET_STD', 'RELEASED_ARCHS', 'count_params', 'ConvBlock', 'Conv4',
-           'ResNet12Block', 'ResNet12', 'BasicBlock', 'ResNet18', 'WideBasic', 'WRN28_10', 'make_backbone',
-           'list_backbones', 'imagenet_normalize', 'CheckpointMismatchError', 'released_key_map',
-           'from_released_state_dict', 'load_released_checkpoint']
+__all__ = ['BACKBONES', 'WRN_VARIANTS', 'RELEASED_ARCHS', 'count_params', 'ConvBlock', 'Conv4', 'ResNet12Block', 'ResNet12',
+           'BasicBlock', 'ResNet18', 'WideBasic', 'WRN28_10', 'make_backbone', 'list_backbones', 'imagenet_normalize',
+           'CheckpointMismatchError', 'released_key_map', 'from_released_state_dict', 'load_released_checkpoint']
 
 # %% ../../nbs/training/40_backbones.ipynb #c43ff61b
 def count_params(
@@ -242,9 +242,6 @@ def list_backbones() -> list[str]: # the registered names, sorted
     return BACKBONES.names()
 
 # %% ../../nbs/training/40_backbones.ipynb #b8e4fd85
-IMAGENET_MEAN = (0.485, 0.456, 0.406)  # ImageNet's per-channel RGB mean, images in [0, 1]
-IMAGENET_STD = (0.229, 0.224, 0.225)   # ImageNet's per-channel RGB standard deviation
-
 def imagenet_normalize(
     images:Tensor|np.ndarray, # (n, 3, H, W) or (3, H, W) RGB images, channels first: uint8 bytes, or floats already in [0, 1] (tensor or array)
 ) -> Tensor: # float32, the same shape: (images / 255 - mean) / std per channel

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math, os, time, warnings
 from pathlib import Path
 import numpy as np, pandas as pd, torch, torch.nn as nn, torch.nn.functional as F
-from ..core import get_device, atomic_write, cache_lock, save_csv, as_rng, derive_seed, progress as _progress, progress_enabled, get_logger, seal, check_seal
+from ..core import get_device, atomic_write, cache_lock, save_csv, as_rng, derive_seed, progress as _progress, progress_enabled, get_logger, seal, check_seal, keeps_global_rng
 from ..data.samplers import EpisodeSampler, EpisodeBatch, TaskManifest
 from ..metrics import accuracy, mean_ci
 from ..tasks import prototypes, proto_logits
@@ -19,8 +19,8 @@ import json
 _log = get_logger(__name__)   # checkpoints resumed
 
 # %% auto #0
-__all__ = ['Method', 'episode_feats', 'CosineHead', 'Supervised', 'ProtoNetTraining', 'MatchingNet', 'check_method',
-           'CheckpointError', 'Trainer']
+__all__ = ['Method', 'episode_feats', 'CosineHead', 'Supervised', 'EpisodeClassifier', 'ProtoNetTraining', 'MatchingNet',
+           'check_method', 'CheckpointError', 'Trainer']
 
 # %% ../../nbs/training/41_trainer.ipynb #dae02060
 class Method(nn.Module):
@@ -130,19 +130,21 @@ class Supervised(Method):
         return super().config() | dict(head=self.head_kind, n_classes=self.n_classes, label_smoothing=self.label_smoothing)
 
 # %% ../../nbs/training/41_trainer.ipynb #9e03fa83
-class ProtoNetTraining(Method):
-    "Prototypical Networks: episodic cross-entropy of the nearest-prototype softmax."
-    def __init__(self, backbone:nn.Module, metric:str="euclidean", scale:float=1.0):
-        super().__init__(backbone)
-        if metric not in ("euclidean", "cosine"): raise ValueError(f"metric must be 'euclidean' or 'cosine', got {metric!r}")
-        self.metric, self.scale = metric, scale
-
+class EpisodeClassifier(Method):
+    "Base of the methods trained by cross-entropy on the query logits of their `classify` (ProtoNet here; Bongard-LOGO's baselines)."
     def loss(self, batch):
         "Cross-entropy of the query logits, and query accuracy."
         s, q = episode_feats(self, batch)
         logits = self.classify(s, batch["support_labels"], q, batch["n_way"])
         y = batch["query_labels"]
         return F.cross_entropy(logits.flatten(0, 1), y.flatten()), dict(acc=(logits.argmax(-1) == y).float().mean().item())
+
+class ProtoNetTraining(EpisodeClassifier):
+    "Prototypical Networks: episodic cross-entropy of the nearest-prototype softmax."
+    def __init__(self, backbone:nn.Module, metric:str="euclidean", scale:float=1.0):
+        super().__init__(backbone)
+        if metric not in ("euclidean", "cosine"): raise ValueError(f"metric must be 'euclidean' or 'cosine', got {metric!r}")
+        self.metric, self.scale = metric, scale
 
     def config(self):
         "The method's config, with the metric and the scale."
@@ -203,6 +205,7 @@ class MatchingNet(Method):
         return super().config() | dict(fce=self.fce, fce_steps=self.fce_steps, scale=self.scale)
 
 # %% ../../nbs/training/41_trainer.ipynb #0559f8e0
+@keeps_global_rng
 def check_method(
     method:Method,        # the regime to check
     source,               # its batch source (`ClassStream`, `EpisodeStream`, ...)
@@ -412,6 +415,7 @@ class Trainer:
                 self.load(self.checkpoint)   # written by another process (while this one waited, or since this trainer read it)
             return self._fit(until)
 
+    @keeps_global_rng
     def _fit(self, until:int) -> pd.DataFrame:
         "The training loop, from the current step to `until`."
         self.fit_from = self.step
