@@ -32,7 +32,8 @@ NO_RESULTS = {
     "20_tasks": "tensor helpers for batches of tasks (padding, masks, prototypes, distances), checked on closed forms",
     "90_cli": "the command line: commands and their messages",
     "index": "the landing page, whose figures come separately",
-    "bench/60_experiment": "parameter checking and the findings record of the experiment notebooks",
+    "05_params": "the parameter language of the experiments: values checked against types and constraints; nothing is measured",
+    "bench/60_experiment": "where the experiments and their stored runs are, and a run's numbers read back for its discussion",
     "bench/60b_discussion": "discussion templates filled from a run's files: text, checked on a stored run",
     "bench/75_reproduce": "runs experiment notebooks on toy stand-ins and checks what it writes; the report it builds, with figures, is bench/64_report",
 }

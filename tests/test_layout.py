@@ -217,3 +217,9 @@ def test_one_integer_check():
     assert pretrain.check_int is check_int and amortised.check_int is check_int
     with pytest.raises(ValueError, match=r"steps must be an integer >= 1, got 0"): pretrain.pretrained_features(steps=0)
     with pytest.raises(ValueError, match=r"n_samples must be an integer >= 1, got 0"): amortised.Versa(n_samples=0)
+
+
+def test_training_does_not_import_solvers():
+    "The data seam (issue 47): image and batch helpers live in data/, so training needs no solver (solvers come before it)."
+    bad = sorted({f"{m} -> {t}" for m, ts in GRAPH.items() if m.startswith("training") for t in ts if t.startswith("solvers")})
+    assert not bad, f"training imports solvers: {bad}"

@@ -1,5 +1,5 @@
 """Project settings that the notebooks, papermill and CI depend on, and what notebooks may store."""
-import importlib.util, json, re
+import importlib.util, json, re, subprocess, sys
 from pathlib import Path
 import nbformat
 import pytest
@@ -126,3 +126,16 @@ def test_stored_tables_state_their_units(path):
 
 def test_there_are_stored_tables():
     assert len(_stored_csvs) > 50
+
+
+def test_xdist_groups_run_in_one_worker(tmp_path):
+    """`--dist loadgroup` (pyproject's addopts) sends the tests of one `xdist_group` to one worker, so that the docs preview
+    and the wheel are built once: pytest 9 with pytest-xdist 3.8 silently did not (hence `pytest<9` in the dev extra)."""
+    (tmp_path/"test_grouped.py").write_text(
+        "import os, pytest\npytestmark = pytest.mark.xdist_group('g')\n"
+        + "".join(f"def test_{i}():\n    open('workers.txt', 'a').write(os.environ['PYTEST_XDIST_WORKER'] + '\\n')\n" for i in range(6)))
+    r = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+                        "test_grouped.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    workers = (tmp_path/"workers.txt").read_text().split()
+    assert len(workers) == 6 and len(set(workers)) == 1, f"one group ran on {sorted(set(workers))}"

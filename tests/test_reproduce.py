@@ -20,10 +20,21 @@ EXPERIMENTS = sorted(p.stem for p in (ROOT/"nbs").glob("exp_*.ipynb"))
 from fewshot_nb.bench.findings import VERDICTS, verdict_base
 
 
+SMOKE_ELSEWHERE = {   # smoke runs of minutes each, tested on their own (tests/test_papermill.py, tests/test_reproducibility.py)
+    "exp_generation": "test_exp_generation_injected_every_figure_and_rerun_loads",
+    "exp_reproducibility": "test_exp_reproducibility_tiny_study_resumes_and_analyses",
+}
+SLURM_SMOKE = [e for e in EXPERIMENTS if e not in SMOKE_ELSEWHERE]
+
+
 def test_smoke_through_slurm_then_nothing_submitted(tmp_path):
+    """`reproduce --preset smoke --executor slurm`: the experiments through a real one-node Slurm (job array), their
+    findings in one table and one self-contained report, then the same command submits nothing. The two whose smoke
+    runs take minutes (SMOKE_ELSEWHERE) are left to their own tests, which run the same preset."""
     require_slurm()
+    EXPERIMENTS = SLURM_SMOKE
     out = tmp_path/"smoke"
-    cmd = [CLI, "reproduce", "--preset", "smoke", "--out", str(out), "--executor", "slurm", "--threads", "1",
+    cmd = [CLI, "reproduce", *EXPERIMENTS, "--preset", "smoke", "--out", str(out), "--executor", "slurm", "--threads", "1",
            "--slurm-time", "30", "--slurm", "array_parallelism=2"]
     env = os.environ | {"OMP_NUM_THREADS": "1", "FEWSHOT_PROGRESS": "0"}
     first = subprocess.run(cmd, capture_output=True, text=True, timeout=2400, env=env)

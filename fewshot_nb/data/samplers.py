@@ -17,7 +17,7 @@ from .sources import check_one_group
 # %% auto #0
 __all__ = ['Episode', 'EpisodeBatch', 'round_counts', 'dirichlet_counts', 'EpisodeSampler', 'class_groups', 'check_batch',
            'same_group_rate', 'same_group_pairs', 'CapBinding', 'query_imbalance', 'data_fingerprint', 'TaskManifest',
-           'lake_runs']
+           'lake_runs', 'real_positions', 'equal_size_groups']
 
 # %% ../../nbs/data/13_samplers.ipynb #8ccde435
 @dataclass
@@ -537,3 +537,24 @@ def lake_runs(data) -> TaskManifest:
                            int(data.groups[tr.index[0]])))
     b = EpisodeBatch.stack(eps)
     return TaskManifest(b, {"protocol": "lake_runs", "n_runs": len(eps)}, None, data_fingerprint(data))
+
+# %% ../../nbs/data/13_samplers.ipynb #00a7ed4e
+def real_positions(mask:torch.Tensor, n:int) -> torch.Tensor:
+    "(n_tasks, n) positions of the real entries of each row of `mask`, in order (each row has exactly `n`)."
+    return torch.argsort((~mask).to(torch.int8), dim=1, stable=True)[:, :n]
+
+def equal_size_groups(
+    batch:EpisodeBatch,   # tasks, ragged or not
+) -> list[tuple[torch.Tensor, EpisodeBatch]]: # (task indices, the same tasks without padding) for each group
+    "The tasks of `batch` in groups with equal numbers of support and query items, padding removed (real items keep their order)."
+    ns, nq = batch.support_mask.sum(1), batch.query_mask.sum(1)
+    keys = torch.stack([ns, nq], 1)
+    out = []
+    for k in torch.unique(keys, dim=0):
+        idx = torch.nonzero((keys == k).all(1)).flatten()
+        sub = batch[idx]
+        so, qo = real_positions(sub.support_mask, int(k[0])), real_positions(sub.query_mask, int(k[1]))
+        out.append((idx, EpisodeBatch(sub.support.gather(1, so), sub.support_labels.gather(1, so), torch.ones_like(so, dtype=torch.bool),
+                                      sub.query.gather(1, qo), sub.query_labels.gather(1, qo), torch.ones_like(qo, dtype=torch.bool),
+                                      sub.classes, sub.groups)))
+    return out

@@ -12,7 +12,7 @@ from .samplers import EpisodeSampler
 from .augment import rotation_classes
 
 # %% auto #0
-__all__ = ['unit_floats', 'ImageSource', 'ClassStream', 'EpisodeStream']
+__all__ = ['unit_floats', 'ImageSource', 'ClassStream', 'EpisodeStream', 'image_tensor', 'check_aligned']
 
 # %% ../../nbs/data/15_streams.ipynb #3c254cdd
 def unit_floats(x:torch.Tensor) -> torch.Tensor:
@@ -126,3 +126,31 @@ class EpisodeStream:
         "Tasks per step, the sampler's config, and the data the episodes come from."
         return dict(kind=self.kind, n_tasks=self.n_tasks, binarize=self.binarize, sampler=self.sampler.config(),
                     n_images=len(self.data), n_classes=self.data.n_classes, rotations=self.data.rotations)
+
+# %% ../../nbs/data/15_streams.ipynb #799459b9
+def image_tensor(images) -> torch.Tensor: # (n, C, H, W) float in [0, 1]
+    "Images as a float tensor: `OmniglotImages`, `ImageSource`, or a (n, H, W) / (n, C, H, W) array or tensor (uint8 0..255 or float in [0, 1])."
+    if hasattr(images, "meta") and hasattr(images, "images"): x = torch.from_numpy(np.asarray(images.images))   # OmniglotImages
+    elif hasattr(images, "floats") and hasattr(images, "x"): x = images.x                                       # ImageSource
+    else: x = images if torch.is_tensor(images) else torch.as_tensor(np.asarray(images))
+    if x.ndim == 3: x = x.unsqueeze(1)
+    if x.ndim != 4: raise ValueError(f"images must be (n, H, W) or (n, C, H, W), got shape {tuple(x.shape)}")
+    if x.dtype != torch.uint8 and not x.is_floating_point(): raise ValueError(f"images must be uint8 (0..255) or float in [0, 1], got {x.dtype}")
+    return unit_floats(x)
+
+def check_aligned(
+    images,        # what a scorer classifies: (n_items, ...) images, or anything with a length
+    data,          # the data source the tasks index (a `FeatureSource`, `OmniglotImages`, labels ...)
+    what:str="images",
+):
+    "Raise `ValueError` unless `images` has one entry per item of `data` (and, where both name their classes, the same class per item)."
+    n, m = len(images), len(getattr(data, "labels", data))
+    if n != m:
+        raise ValueError(f"{n} {what} but the data the tasks index has {m} items: the tasks pick items by position, so pass the "
+                         f"{what} of exactly those items in the same order (e.g. the image subset the features were extracted from)")
+    names = lambda d: np.asarray(d.class_names)[np.asarray(d.labels)] if hasattr(d, "class_names") and hasattr(d, "labels") else None
+    a, b = names(images), names(data)
+    if a is not None and b is not None and not np.array_equal(a, b):
+        bad = np.flatnonzero(a != b)
+        raise ValueError(f"{what} and data disagree on the class of {len(bad)} items (first: item {bad[0]}, {a[bad[0]]!r} vs {b[bad[0]]!r}): "
+                         "they are not in the same order")

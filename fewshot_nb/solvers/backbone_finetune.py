@@ -13,14 +13,13 @@ import numpy as np
 import torch, torch.nn as nn, torch.nn.functional as F
 from torch.func import functional_call, vmap
 from ..tasks import distance_logits, prototypes
-from ..data.streams import unit_floats
+from ..data.streams import unit_floats, image_tensor, check_aligned
 from ..metrics import accuracy
-from ..data.samplers import EpisodeBatch, TaskManifest
+from ..data.samplers import EpisodeBatch, TaskManifest, equal_size_groups, real_positions
 from . import losses
 
 # %% auto #0
-__all__ = ['BN_MODES', 'FinetuneNorm', 'finetune_copy', 'norm_mode', 'image_tensor', 'check_aligned', 'equal_size_groups',
-           'EntropyMinFinetune', 'finetune_scorer']
+__all__ = ['BN_MODES', 'FinetuneNorm', 'finetune_copy', 'norm_mode', 'EntropyMinFinetune', 'finetune_scorer']
 
 # %% ../../nbs/solvers/37_backbone_finetune.ipynb #ee8d3f61
 BN_MODES = ("batch", "frozen")
@@ -78,55 +77,6 @@ def norm_mode(net:nn.Module, mode:str):
         yield net
     finally:
         for m, o in zip(norms, old): m.mode = o
-
-# %% ../../nbs/solvers/37_backbone_finetune.ipynb #799459b9
-def image_tensor(images) -> torch.Tensor: # (n, C, H, W) float in [0, 1]
-    "Images as a float tensor: `OmniglotImages`, `ImageSource`, or a (n, H, W) / (n, C, H, W) array or tensor (uint8 0..255 or float in [0, 1])."
-    if hasattr(images, "meta") and hasattr(images, "images"): x = torch.from_numpy(np.asarray(images.images))   # OmniglotImages
-    elif hasattr(images, "floats") and hasattr(images, "x"): x = images.x                                       # ImageSource
-    else: x = images if torch.is_tensor(images) else torch.as_tensor(np.asarray(images))
-    if x.ndim == 3: x = x.unsqueeze(1)
-    if x.ndim != 4: raise ValueError(f"images must be (n, H, W) or (n, C, H, W), got shape {tuple(x.shape)}")
-    if x.dtype != torch.uint8 and not x.is_floating_point(): raise ValueError(f"images must be uint8 (0..255) or float in [0, 1], got {x.dtype}")
-    return unit_floats(x)
-
-def check_aligned(
-    images,        # what a scorer classifies: (n_items, ...) images, or anything with a length
-    data,          # the data source the tasks index (a `FeatureSource`, `OmniglotImages`, labels ...)
-    what:str="images",
-):
-    "Raise `ValueError` unless `images` has one entry per item of `data` (and, where both name their classes, the same class per item)."
-    n, m = len(images), len(getattr(data, "labels", data))
-    if n != m:
-        raise ValueError(f"{n} {what} but the data the tasks index has {m} items: the tasks pick items by position, so pass the "
-                         f"{what} of exactly those items in the same order (e.g. the image subset the features were extracted from)")
-    names = lambda d: np.asarray(d.class_names)[np.asarray(d.labels)] if hasattr(d, "class_names") and hasattr(d, "labels") else None
-    a, b = names(images), names(data)
-    if a is not None and b is not None and not np.array_equal(a, b):
-        bad = np.flatnonzero(a != b)
-        raise ValueError(f"{what} and data disagree on the class of {len(bad)} items (first: item {bad[0]}, {a[bad[0]]!r} vs {b[bad[0]]!r}): "
-                         "they are not in the same order")
-
-# %% ../../nbs/solvers/37_backbone_finetune.ipynb #00a7ed4e
-def _real_first(mask:torch.Tensor, n:int) -> torch.Tensor:
-    "(n_tasks, n) positions of the real entries of each row of `mask`, in order (each row has exactly `n`)."
-    return torch.argsort((~mask).to(torch.int8), dim=1, stable=True)[:, :n]
-
-def equal_size_groups(
-    batch:EpisodeBatch,   # tasks, ragged or not
-) -> list[tuple[torch.Tensor, EpisodeBatch]]: # (task indices, the same tasks without padding) for each group
-    "The tasks of `batch` in groups with equal numbers of support and query items, padding removed (real items keep their order)."
-    ns, nq = batch.support_mask.sum(1), batch.query_mask.sum(1)
-    keys = torch.stack([ns, nq], 1)
-    out = []
-    for k in torch.unique(keys, dim=0):
-        idx = torch.nonzero((keys == k).all(1)).flatten()
-        sub = batch[idx]
-        so, qo = _real_first(sub.support_mask, int(k[0])), _real_first(sub.query_mask, int(k[1]))
-        out.append((idx, EpisodeBatch(sub.support.gather(1, so), sub.support_labels.gather(1, so), torch.ones_like(so, dtype=torch.bool),
-                                      sub.query.gather(1, qo), sub.query_labels.gather(1, qo), torch.ones_like(qo, dtype=torch.bool),
-                                      sub.classes, sub.groups)))
-    return out
 
 # %% ../../nbs/solvers/37_backbone_finetune.ipynb #80505b4e
 class EntropyMinFinetune:
@@ -235,7 +185,7 @@ class EntropyMinFinetune:
         jobs = []   # (tasks, their support and query positions): chunks of tasks with equal numbers of real items
         for k in torch.unique(keys, dim=0):
             idx = torch.nonzero((keys == k).all(1)).flatten()
-            so, qo = _real_first(sm[idx], int(k[0])), _real_first(qm[idx], int(k[1]))
+            so, qo = real_positions(sm[idx], int(k[0])), real_positions(qm[idx], int(k[1]))
             jobs += [(idx[i:i + self.chunk], so[i:i + self.chunk], qo[i:i + self.chunk]) for i in range(0, len(idx), self.chunk)]
         def run(method, job):
             j, s_o, q_o = job

@@ -13,7 +13,8 @@ from torch.func import functional_call, grad, vmap
 from fastcore.basics import patch
 from ..data.samplers import EpisodeBatch
 from ..metrics import accuracy
-from ..solvers.backbone_finetune import image_tensor, check_aligned, equal_size_groups
+from ..data.streams import image_tensor, check_aligned
+from ..data.samplers import equal_size_groups
 from ..data.streams import ImageSource
 from .trainer import Method
 
