@@ -211,10 +211,13 @@ def check_units(
 def array_digest(*arrays:np.ndarray) -> str:
     "SHA-256 hex digest of the dtype, shape and bytes of each array, in order."
     h = hashlib.sha256()
-    for a in arrays:
-        a = np.ascontiguousarray(a)
-        h.update(f"{a.dtype.str}{a.shape}".encode()); h.update(a.tobytes())
+    for a in arrays: _hash_array(h, a)
     return h.hexdigest()
+
+def _hash_array(h, a:np.ndarray, tag:str="") -> None:
+    "Feed an array's dtype, shape and bytes to the `hashlib` object `h` (`array_digest`; `content_sha256`, tagged)."
+    a = np.ascontiguousarray(a)
+    h.update(f"{tag}{a.dtype.str}{a.shape}".encode()); h.update(a.tobytes())
 
 def _file_hash(path:str|Path, h, chunk:int=1<<20) -> str:
     "Hex digest of a file's bytes by the `hashlib` object `h`, read in chunks."
@@ -877,8 +880,7 @@ def _digest(obj, h) -> None:
     if isinstance(obj, torch.Tensor):
         t = obj.detach().cpu().contiguous()
         h.update(f"T{t.dtype}{tuple(t.shape)}".encode()); h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
-    elif isinstance(obj, np.ndarray):
-        a = np.ascontiguousarray(obj); h.update(f"A{a.dtype.str}{a.shape}".encode()); h.update(a.tobytes())
+    elif isinstance(obj, np.ndarray): _hash_array(h, obj, "A")
     elif isinstance(obj, dict):
         h.update(f"D{len(obj)}".encode())
         for k in sorted(obj, key=repr): h.update(repr(k).encode()); _digest(obj[k], h)
@@ -895,7 +897,8 @@ def content_sha256(obj) -> str:
 
 def seal(d:dict) -> dict:
     "`d` with the digest of its contents under 'sha256', to save; `check_seal` verifies it after loading."
-    return {k: v for k, v in d.items() if k != "sha256"} | dict(sha256=content_sha256({k: v for k, v in d.items() if k != "sha256"}))
+    body = {k: v for k, v in d.items() if k != "sha256"}
+    return body | dict(sha256=content_sha256(body))
 
 def check_seal(
     d:dict,                 # a loaded dict, sealed by `seal` (or written before seals: then not checked)

@@ -6,11 +6,11 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bench/generation.html.md"""
 
 # %% ../../nbs/bench/62_generation.ipynb #3956d97f
 from __future__ import annotations
-import time, json
+import os, time, json
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 from torch import Tensor
-from ..core import config_hash, get_logger, page_fontsize, Registry, worker_pool, keeps_global_rng
+from ..core import config_hash, get_logger, page_fontsize, Registry, worker_pool, keeps_global_rng, available_cpus
 _log = get_logger("fewshot_nb.bench.generation")   # models trained or loaded
 from ..data.omniglot import load_omniglot
 from ..data.splits import weak_split
@@ -262,8 +262,7 @@ def train_generative_models(
             except Exception: step = None    # unreadable: the worker reports it
             if step == p["steps"]: done[p["tag"]] = 0.0; todo.pop()
     jobs = todo
-    import os
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = available_cpus()
     if n_jobs == 1 or len(jobs) <= 1:
         return done | dict(_train_job(bench.image_size, bench.train, torch.get_num_threads(), j) for j in jobs)
     import importlib   # the worker by its module path: pickled by reference, also when this cell runs in a notebook's __main__
@@ -282,13 +281,12 @@ def train_for_scoring(
 ) -> tuple[dict, dict]:      # timings (parallel_train_s, train_wall_s) and the thread record of the run
     """Train the configurations in worker processes when that pays (on the CPU, n_jobs > 1), before the notebook scores them;
     return the timings and what the run record keeps of the threads (the weights depend on the thread count that trained them)."""
-    import os
     timings, t0 = {}, time.perf_counter()
     parallel = device.type == "cpu" and n_jobs > 1
     if parallel: timings["parallel_train_s"] = train_generative_models(bench, jobs, checkpoints, n_jobs)
     timings["train_wall_s"] = round(time.perf_counter() - t0, 1)
     trained = [t for t, sec in timings.get("parallel_train_s", {}).items() if sec > 0]   # trained now (0: an earlier run's checkpoint)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = available_cpus()
     per_model = (max(1, cores // n_jobs) if len(trained) > 1 else torch_threads) if parallel else torch_threads
     return timings, dict(torch_threads=torch_threads, n_jobs=n_jobs, omp_num_threads=os.environ.get("OMP_NUM_THREADS"),
                          train_threads_per_model=per_model, trained_here=trained)
