@@ -67,7 +67,7 @@ if __name__ == "__main__":
 '''
 
 TRAIN = COMMON + '''
-from fewshot_nb.training.trainer import Trainer, Supervised
+from fewshot_nb.training.trainer import Trainer, Supervised, Checkpoint
 from fewshot_nb.training.backbones import Conv4
 from fewshot_nb.data.streams import ImageSource, ClassStream
 
@@ -86,8 +86,8 @@ def run(checkpoint, steps_log, name, sleep, sync=None):
     g = torch.Generator().manual_seed(0)
     data = ImageSource(torch.rand(16, 1, 28, 28, generator=g), torch.arange(16) % 4)
     torch.manual_seed(0)
-    t = Trainer(Supervised(Conv4(width=4), 4), Counted(ClassStream(data, 8), steps_log, name, sleep), n_steps=40, lr=1e-2,
-                seed=0, checkpoint=checkpoint or None, checkpoint_every=5, device="cpu", progress=False)
+    t = Trainer(Supervised(Conv4(width=4), 4), Counted(ClassStream(data, 8), steps_log, name, sleep), 40, lr=1e-2,
+                seed=0, callbacks=[Checkpoint(checkpoint, every=5)] if checkpoint else None, device="cpu", progress=False)
     t.fit()
     w = torch.cat([p.detach().flatten() for p in t.method.parameters()])
     return dict(name=name, fit_from=t.fit_from, waited_s=t.waited_s, digest=digest(w))

@@ -1,9 +1,10 @@
 """Short training runs whose weights the Trainer must keep giving (issue 47: the Trainer rebuilt with callbacks trains
-the same weights as the one it replaced). `python tests/trainer_reference.py --write` made `tests/data/trainer_reference.pt`
-with the trainer of commit 20eaef5 (25 keyword arguments); `tests/test_trainer_reference.py` reruns each run with today's
+the same weights as the one it replaced). `tests/data/trainer_reference.pt` was written by
+`python tests/trainer_reference.py --write` at commit 96055d5, with the trainer of 25 keyword arguments (that commit's
+version of this file spells each run in both APIs); `tests/test_trainer_reference.py` reruns each run with today's
 trainer and compares. Each run is a function from a temporary folder to the trainer after `fit`."""
 from __future__ import annotations
-import sys, tempfile
+import tempfile
 from pathlib import Path
 import torch
 
@@ -34,37 +35,26 @@ def _acc(trainer):
 
 
 def make(name, ck=None):
-    "The trainer of run `name`, written with today's API (`new`) or the old one."
+    "The trainer of run `name` (a checkpoint at `ck` for the run that resumes)."
     torch.manual_seed(0)
     v, m = val()
-    new = hasattr(T, "Validate")
     if name == "supervised_adam":
         method, src = Supervised(Conv4(width=4), 6, head="cosine"), ClassStream(data(), 12)
         return T.Trainer(method, src, 12, lr=1e-2, seed=3, device="cpu", progress=False)
     if name == "protonet_sgd_step_val_clip":
         method, src = ProtoNetTraining(Conv4(width=4)), EpisodeStream(data(), 5, 1, 2, n_tasks=2)
-        if new:
-            return T.Trainer(method, src, 12, lr=5e-2, optimizer=T.Optimizer("sgd", weight_decay=1e-4, grad_clip=1.0), seed=1,
-                             device="cpu", progress=False,
-                             callbacks=[T.LRSchedule("step", step=4, gamma=0.5), T.Validate(v, m, every=4),
-                                        *([T.Checkpoint(ck, every=5)] if ck else [])])
-        return T.Trainer(method, src, 12, lr=5e-2, optimizer="sgd", weight_decay=1e-4, schedule="step", lr_step=4,
-                         lr_gamma=0.5, seed=1, val_images=v, val_tasks=m, val_every=4, checkpoint=ck, checkpoint_every=5,
-                         device="cpu", progress=False, grad_clip=1.0)
+        return T.Trainer(method, src, 12, lr=5e-2, optimizer=T.Optimizer("sgd", weight_decay=1e-4, grad_clip=1.0), seed=1,
+                         device="cpu", progress=False,
+                         callbacks=[T.LRSchedule("step", step=4, gamma=0.5), T.Validate(v, m, every=4),
+                                    *([T.Checkpoint(ck, every=5)] if ck else [])])
     if name == "matching_rmsprop_plateau":
         method, src = MatchingNet(Conv4(width=4)), EpisodeStream(data(), 4, 1, 2)
-        if new:
-            return T.Trainer(method, src, 12, lr=1e-2, optimizer=T.Optimizer("rmsprop"), seed=2, device="cpu", progress=False,
-                             callbacks=[T.LRSchedule("plateau", step=3, gamma=0.5, patience=0)])
-        return T.Trainer(method, src, 12, lr=1e-2, optimizer="rmsprop", schedule="plateau", lr_step=3, lr_gamma=0.5,
-                         lr_patience=0, seed=2, device="cpu", progress=False)
+        return T.Trainer(method, src, 12, lr=1e-2, optimizer=T.Optimizer("rmsprop"), seed=2, device="cpu", progress=False,
+                         callbacks=[T.LRSchedule("plateau", step=3, gamma=0.5, patience=0)])
     if name == "supervised_betas_cosine_eval_channels_last":
         method, src = Supervised(Conv4(width=4), 6), ClassStream(data(), 12)
-        if new:
-            return T.Trainer(method, src, 10, lr=1e-2, optimizer=T.Optimizer("adam", betas=(0.0, 0.9)), seed=4, device="cpu",
-                             progress=False, callbacks=[T.LRSchedule("cosine"), T.Evaluate(_acc, at=[3, 7, 10]), T.ChannelsLast()])
-        return T.Trainer(method, src, 10, lr=1e-2, betas=(0.0, 0.9), schedule="cosine", seed=4, device="cpu", progress=False,
-                         evaluate=_acc, eval_at=[3, 7, 10], channels_last=True)
+        return T.Trainer(method, src, 10, lr=1e-2, optimizer=T.Optimizer("adam", betas=(0.0, 0.9)), seed=4, device="cpu",
+                         progress=False, callbacks=[T.LRSchedule("cosine"), T.Evaluate(_acc, at=[3, 7, 10]), T.ChannelsLast()])
     raise KeyError(name)
 
 
@@ -85,11 +75,3 @@ def outcome(name):
         return dict(final=final, best=best, history={c: torch.tensor(hist[c].to_numpy(dtype=float)) for c in cols},
                     evals={c: torch.tensor(evals[c].to_numpy(dtype=float)) for c in evals if c not in ("train_s", "eval_s")},
                     config=t.config)
-
-
-if __name__ == "__main__" and "--write" in sys.argv:
-    torch.set_num_threads(1)
-    out = {n: outcome(n) for n in RUNS}
-    REFERENCE.parent.mkdir(exist_ok=True)
-    torch.save(out, REFERENCE)
-    print({n: {k: len(v) for k, v in o.items()} for n, o in out.items()})

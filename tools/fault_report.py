@@ -549,13 +549,13 @@ def _(c):
 # == checkpoints =================================================================================================
 def trainer(checkpoint:Path, width:int):
     import torch
-    from fewshot_nb.training.trainer import Trainer, Supervised
+    from fewshot_nb.training.trainer import Trainer, Supervised, Checkpoint
     from fewshot_nb.training.backbones import Conv4
     from fewshot_nb.data.streams import ImageSource, ClassStream
     g = torch.Generator().manual_seed(0)
     data = ImageSource(torch.rand(16, 1, 28, 28, generator=g), torch.arange(16) % 4)
     torch.manual_seed(0)
-    return Trainer(Supervised(Conv4(width=width), 4), ClassStream(data, 8), n_steps=2, lr=1e-2, seed=0, checkpoint=checkpoint,
+    return Trainer(Supervised(Conv4(width=width), 4), ClassStream(data, 8), 2, lr=1e-2, seed=0, callbacks=[Checkpoint(checkpoint)],
                    device="cpu", progress=False)
 
 

@@ -16,11 +16,11 @@ from pathlib import Path
 import pandas as pd, torch
 
 from fewshot_nb.core import seed_everything
-from fewshot_nb.bench.generation import GenerationBench, make_generator, training_recipe, summarise_scores, schedule_kwargs
+from fewshot_nb.bench.generation import GenerationBench, make_generator, training_recipe, summarise_scores, schedule_callbacks
 from fewshot_nb.generation.base import generate_samples
 from fewshot_nb.data.augment import Distorted
 from fewshot_nb.data.streams import ImageSource
-from fewshot_nb.training.trainer import Trainer
+from fewshot_nb.training.trainer import Trainer, Optimizer, Evaluate, Checkpoint
 
 
 FAMILIES = {"ns": "VAE-NS", "stn": "VAE-STN", "dagan": "DA-GAN"}   # file-name prefix -> the row of the figure
@@ -109,7 +109,7 @@ def main(argv=None):
     recipe = training_recipe(a.model, a.preset) | ({} if a.lr is None else dict(lr=a.lr))
     sched = recipe.pop("schedule", None)
     if a.schedule is not None: sched = None if a.schedule == "none" else a.schedule
-    sched_kw = schedule_kwargs(m, src, sched, recipe.pop("lr_patience", 10))   # 'plateau': a window is an epoch
+    sched_cbs = schedule_callbacks(m, src, sched, recipe.pop("lr_patience", 10))   # 'plateau': a window is an epoch
     ck = Path(a.out).with_suffix(".pt")
     horizon = max(stops[-1], int(round((a.horizon or 0) * per_epoch)))
     epoch_at = dict(zip(stops, a.at))
@@ -127,8 +127,10 @@ def main(argv=None):
 
     # evaluated at the steps of --at; the rows live in the checkpoint and in --out, so a run resumed or extended with
     # more points (the same --horizon) scores only the new ones
-    tr = Trainer(m, src, n_steps=horizon, seed=a.seed, checkpoint=ck, device="cpu", progress=False, **recipe, **sched_kw,
-                 evaluate=evaluate, eval_at=stops, eval_csv=a.out)
+    opt = Optimizer("adam", betas=recipe.pop("betas", None), grad_clip=recipe.pop("grad_clip", None))
+    tr = Trainer(m, src, horizon, lr=recipe.pop("lr", 1e-3), optimizer=opt, seed=a.seed, device="cpu", progress=False,
+                 callbacks=[*sched_cbs, Evaluate(evaluate, at=stops, csv=a.out), Checkpoint(ck)])
+    if recipe: raise ValueError(f"training_recipe({a.model!r}) has settings this tool does not pass on: {sorted(recipe)}")
     n_params = sum(p.numel() for p in m.parameters())
     print(f"{a.model} ({n_params / 1e6:.2f} M parameters), {per_epoch} steps per epoch, evaluating at steps {stops}", flush=True)
     tr.fit(until=stops[-1])

@@ -6,7 +6,7 @@ Lake's 20 runs and, with `--holdout K`, on 500 fixed 5-way 1-shot tasks of the c
 first K of every alphabet, the weak split: the validation signal a recipe is chosen by). One CSV row per evaluation:
 step, seconds, and errors in percent: on Lake's runs (`lake_err_pct`, with its t half-width `lake_hw_pct`;
 `lake_err_cl2n_pct` with CL2N features) and on the validation tasks (`val_err_pct`, `val_hw_pct`). The scoring is
-the trainer's evaluation hook (`Trainer(evaluate=..., eval_every=...)`). Beside the CSV, `<out>.json` records the
+the trainer's evaluation callback (`Trainer(..., callbacks=[Evaluate(fn, every=...)])`). Beside the CSV, `<out>.json` records the
 options and torch's thread count (the weights depend on it: floating-point sums are split over threads).
 
 A curve scores the same network on Lake's runs at many steps, so its lowest `lake_err_pct` is chosen on the test set:
@@ -31,7 +31,7 @@ from fewshot_nb.data.augment import Distorted
 from fewshot_nb.metrics import accuracy, mean_ci
 from fewshot_nb.training.backbones import make_backbone
 from fewshot_nb.data.streams import ImageSource, ClassStream, EpisodeStream
-from fewshot_nb.training.trainer import Trainer, Supervised, ProtoNetTraining
+from fewshot_nb.training.trainer import Trainer, Supervised, ProtoNetTraining, LRSchedule, Evaluate, ChannelsLast
 
 
 VAL_TASKS = 500   # 5-way 1-shot validation tasks of the held-out characters (seed 1)
@@ -161,9 +161,9 @@ def main():
 
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     save_json(dict(options=vars(a), torch_threads=torch.get_num_threads()), Path(a.out).with_suffix(".json"))
-    tr = Trainer(method, src, n_steps=a.steps, lr=a.lr, seed=a.seed, device="cpu", progress=False, channels_last=True,
-                 schedule=a.schedule, lr_step=a.steps // 3 if a.schedule == "step" else None,
-                 evaluate=evaluate, eval_every=a.eval_every, eval_csv=a.out)   # one CSV row per evaluation, written as it comes
+    sched = [LRSchedule(a.schedule, step=a.steps // 3 if a.schedule == "step" else None)] if a.schedule else []
+    tr = Trainer(method, src, a.steps, lr=a.lr, seed=a.seed, device="cpu", progress=False,
+                 callbacks=[*sched, Evaluate(evaluate, every=a.eval_every, csv=a.out), ChannelsLast()])   # one CSV row per evaluation, written as it comes
     tr.fit()
     if a.save:
         with atomic_write(a.save) as tmp: torch.save(tr.method.backbone.state_dict(), tmp)

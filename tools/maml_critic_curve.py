@@ -16,7 +16,7 @@ from fewshot_nb.data.splits import weak_split
 from fewshot_nb.data.samplers import EpisodeSampler
 from fewshot_nb.generation.critics import maml_critic, critic_input, save_maml_critic
 from fewshot_nb.data.streams import ImageSource, EpisodeStream
-from fewshot_nb.training.trainer import Trainer
+from fewshot_nb.training.trainer import Trainer, Validate, Evaluate, Checkpoint
 
 p = argparse.ArgumentParser()
 p.add_argument("--order", default="second"); p.add_argument("--steps", type=int, default=2000)
@@ -46,8 +46,8 @@ def curve_row(t:Trainer) -> dict:
     print(json.dumps({"step": t.step, **row}), flush=True)
     return row
 
-t = Trainer(method, source, n_steps=a.steps, lr=a.lr, seed=a.seed, checkpoint=a.checkpoint, optimizer="adam",
-            val_images=critic_input(test.images), val_tasks=val, val_every=a.val_every, progress=False,
-            evaluate=curve_row, eval_every=a.val_every, eval_csv=a.out)   # a CSV row after every validation, resumed with the checkpoint
+t = Trainer(method, source, a.steps, lr=a.lr, optimizer="adam", seed=a.seed, progress=False,
+            callbacks=[Validate(critic_input(test.images), val, every=a.val_every), Evaluate(curve_row, every=a.val_every, csv=a.out),
+                       *([Checkpoint(a.checkpoint)] if a.checkpoint else [])])   # a CSV row after every validation, resumed with the checkpoint
 t.fit(until=min(a.until or a.steps, a.steps))
 if a.save: save_maml_critic((t.load_best() if a.best else t.method).eval(), a.save)

@@ -22,7 +22,7 @@ from ..solvers.base import SOLVERS, Solver, make_solver, evaluate
 from ..solvers.baselines import pixel_nn_scores, mhd_scores
 from ..training.backbones import make_backbone
 from ..data.streams import ImageSource, ClassStream, EpisodeStream
-from ..training.trainer import Trainer, Supervised, ProtoNetTraining, MatchingNet
+from ..training.trainer import Trainer, Supervised, ProtoNetTraining, MatchingNet, Optimizer, LRSchedule, Validate, Checkpoint, ChannelsLast
 
 # %% auto #0
 __all__ = ['Scorer', 'REGIMES', 'TRAIN_DEFAULTS', 'PAIRED_COLUMNS', 'TaskSetting', 'setting_seed', 'split_source',
@@ -228,10 +228,12 @@ def train_regime(
     method, source = REGIMES[name].build(net, train, cfg)
     if cfg["distort"] is not None: source = Distorted(source, **cfg["distort"])
     n_steps = cfg["steps"] or max(1, round(cfg["epochs"] * len(train) / images_per_step(source)))   # steps, if given, win over epochs
-    val_kw = dict(val_images=val, val_tasks=val_tasks, val_every=max(1, n_steps // 8)) if val_tasks is not None else {}
-    trainer = Trainer(method, source, n_steps=n_steps, lr=cfg["lr"], seed=cfg["seed"], schedule=cfg["schedule"], optimizer=cfg["optimizer"],
-                      weight_decay=cfg["weight_decay"], lr_step=cfg["lr_step"], lr_gamma=cfg["lr_gamma"], checkpoint=checkpoint, device=device,
-                      progress=progress, channels_last=channels_last and not method.adapts_per_task, **val_kw)
+    callbacks = ([LRSchedule(cfg["schedule"], step=cfg["lr_step"], gamma=cfg["lr_gamma"])] if cfg["schedule"] else []) \
+              + ([Validate(val, val_tasks, every=max(1, n_steps // 8))] if val_tasks is not None else []) \
+              + ([Checkpoint(checkpoint)] if checkpoint is not None else []) \
+              + ([ChannelsLast()] if channels_last and not method.adapts_per_task else [])
+    trainer = Trainer(method, source, n_steps, lr=cfg["lr"], optimizer=Optimizer(cfg["optimizer"], weight_decay=cfg["weight_decay"]),
+                      seed=cfg["seed"], device=device, progress=progress, callbacks=callbacks)
     history = trainer.fit()
     best_step = trainer.best[1] if trainer.best is not None else trainer.step
     return trainer.load_best(), history.assign(method=name, n_steps=n_steps, best_step=best_step), trainer

@@ -16,13 +16,13 @@ from ..data.omniglot import load_omniglot
 from ..data.splits import weak_split
 from ..generation.critics import Critic, critics_from_folder, critic_features
 from ..data.streams import ImageSource
-from ..training.trainer import Trainer
+from ..training.trainer import Trainer, Optimizer, LRSchedule, Checkpoint
 from ..metrics import mean_ci
 from ..generation.metrics import diversity, recognizability, human_point, images_by_class
 from ..generation.base import GenerativeModel, generate_samples, check_samples, load_generator
 
 # %% auto #0
-__all__ = ['GENERATORS', 'GENERATOR_RECIPES', 'SWEEPS', 'GenerationBench', 'schedule_kwargs', 'train_generative_model',
+__all__ = ['GENERATORS', 'GENERATOR_RECIPES', 'SWEEPS', 'GenerationBench', 'schedule_callbacks', 'train_generative_model',
            'training_recipe', 'make_generator', 'list_generators', 'run_generative_model', 'train_generative_models',
            'train_for_scoring', 'summarise_scores', 'plot_plane', 'score_generator', 'plot_sweeps']
 
@@ -98,16 +98,16 @@ class GenerationBench:
                 f"{self.human.diversity_ci.fmt()}, recognizability {self.human.recognizability_ci.fmt(100)} %)")
 
 # %% ../../nbs/bench/62_generation.ipynb #c78f368c
-def schedule_kwargs(
+def schedule_callbacks(
     model:GenerativeModel,    # the model
     source,                   # its batch source (`model.batches`, possibly wrapped, e.g. `Distorted`)
     schedule:str|None=None,   # None, 'cosine' or 'plateau'
     lr_patience:int=10,       # 'plateau': epochs without a lower mean training loss before the rate halves
-) -> dict:                    # `Trainer` arguments of the schedule
-    "The `Trainer` arguments of a learning-rate schedule; 'plateau' decides once per epoch (`GenerativeModel.epoch_steps`)."
+) -> list:                    # the `Trainer`'s callbacks of the schedule (none for None)
+    "The `LRSchedule` of a generative model's training; 'plateau' decides once per epoch (`GenerativeModel.epoch_steps`)."
     if schedule not in (None, "cosine", "plateau"): raise ValueError(f"schedule must be None, 'cosine' or 'plateau', got {schedule!r}")
-    if schedule != "plateau": return {} if schedule is None else dict(schedule=schedule)
-    return dict(schedule="plateau", lr_step=model.epoch_steps(source), lr_patience=lr_patience)
+    if schedule != "plateau": return [] if schedule is None else [LRSchedule(schedule)]
+    return [LRSchedule("plateau", step=model.epoch_steps(source), patience=lr_patience)]
 
 @keeps_global_rng
 def train_generative_model(
@@ -131,10 +131,10 @@ def train_generative_model(
     if steps < 1: raise ValueError(f"steps must be >= 1, got {steps}")
     torch.manual_seed(seed)
     src = model.batches(train, batch_size, **batch_kwargs)
-    sched = schedule_kwargs(model, src, schedule, lr_patience)
     every = max(1, int(round(checkpoint_every * model.epoch_steps(src))))
-    trainer = Trainer(model, src, n_steps=steps, lr=lr, grad_clip=grad_clip, betas=betas, seed=seed, checkpoint=checkpoint, device=device,
-                      progress=progress, checkpoint_every=every, **sched)
+    callbacks = schedule_callbacks(model, src, schedule, lr_patience) + ([Checkpoint(checkpoint, every=every)] if checkpoint is not None else [])
+    trainer = Trainer(model, src, steps, lr=lr, optimizer=Optimizer("adam", betas=betas, grad_clip=grad_clip), seed=seed, device=device,
+                      progress=progress, callbacks=callbacks)
     t0 = time.perf_counter()
     history = trainer.fit()          # another process training the same checkpoint: waits for it, then loads its result
     start = trainer.fit_from

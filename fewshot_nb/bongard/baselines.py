@@ -11,7 +11,7 @@ import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
 from ..core import derive_seed, keeps_global_rng
 from ..data.streams import ImageSource, ClassStream, EpisodeStream
-from ..training.trainer import Method, Trainer, EpisodeClassifier
+from ..training.trainer import Method, Trainer, EpisodeClassifier, Optimizer, Validate, Checkpoint
 from ..training.backbones import BACKBONES
 from .logo import MOVING_TYPES
 from .problems import N_IMAGES, BongardImages
@@ -372,9 +372,10 @@ def _anil(backbone):
     return MAML(backbone, n_way=2, inner_steps=1, inner_lr=0.4, first_order=True, anil=True, query_norm="support")
 
 def _trainer(method, source, n_steps, cfg, checkpoint, val=None):
-    kw = dict(val_images=val.train_data(), val_tasks=val.tasks(), val_every=max(1, n_steps // 5)) if val is not None else {}
-    return Trainer(method, source, n_steps=n_steps, lr=cfg["lr"], optimizer=cfg["optimizer"], weight_decay=cfg["weight_decay"],
-                   seed=cfg["seed"], checkpoint=checkpoint, device=cfg["device"], progress=cfg["progress"], grad_clip=5.0, **kw)
+    callbacks = [Validate(val.train_data(), val.tasks(), every=max(1, n_steps // 5))] if val is not None else []
+    if checkpoint is not None: callbacks.append(Checkpoint(checkpoint))
+    return Trainer(method, source, n_steps, lr=cfg["lr"], optimizer=Optimizer(cfg["optimizer"], weight_decay=cfg["weight_decay"], grad_clip=5.0),
+                   seed=cfg["seed"], device=cfg["device"], progress=cfg["progress"], callbacks=callbacks)
 
 @keeps_global_rng
 def train_bongard(

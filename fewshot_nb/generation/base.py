@@ -14,7 +14,7 @@ from ..core import derive_seed, page_fontsize, keeps_global_rng
 from .critics import Critic, critic_features, load_critic
 from .metrics import OwnPrototypeRate, own_prototype_rate
 from ..data.streams import ImageSource, ClassStream
-from ..training.trainer import Trainer
+from ..training.trainer import Trainer, Checkpoint
 
 # %% auto #0
 __all__ = ['PairBatches', 'SetBatches', 'bernoulli_nll', 'gaussian_kl', 'beta_elbo_loss', 'check_samples', 'check_prototypes',
@@ -304,7 +304,7 @@ def check_generative_model(
     steps = steps or model.cycle + 1
     with tempfile.TemporaryDirectory() as scratch:
         ck = Path(tmp_dir or scratch) / "check.pt"
-        hist = Trainer(model, source, n_steps=steps, lr=1e-4, checkpoint=ck, progress=False, device="cpu").fit()
+        hist = Trainer(model, source, steps, lr=1e-4, callbacks=[Checkpoint(ck)], progress=False, device="cpu").fit()
         assert len(hist) and np.isfinite(hist["loss"]).all(), "training must give finite losses"
         restored = copy.deepcopy(model)
         for p in restored.parameters(): p.data.add_(1.0)

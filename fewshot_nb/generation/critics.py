@@ -18,7 +18,7 @@ from ..data.samplers import EpisodeSampler
 from ..metrics import accuracy, mean_ci, paired_comparison
 from ..training.backbones import ConvBlock, count_params
 from ..data.streams import ImageSource, EpisodeStream
-from ..training.trainer import ProtoNetTraining, Trainer
+from ..training.trainer import ProtoNetTraining, Trainer, Optimizer, LRSchedule, Checkpoint
 from ..training.simclr import SimCLR, ViewBatches
 from ..training.maml import MAML
 
@@ -236,7 +236,7 @@ def train_critic(
     path:str|Path|None=None,   # also save the trained critic there (`save_critic`)
     device="cpu",              # 'cpu', 'cuda' or 'auto'
     progress:bool|None=None,      # progress bars (default: `core.set_progress` / FEWSHOT_PROGRESS)
-    **kw,                      # more `Trainer` arguments (val_images, val_tasks, val_every, checkpoint_every, ...)
+    callbacks=None,            # more `Trainer` callbacks (`Validate`, `Evaluate`, ...)
 ) -> tuple[Critic, pd.DataFrame]: # the critic (eval mode, on `device`) and the training history
     "Train a new critic of Boutin et al.: a Prototypical Net (S1) or a SimCLR network (S2) on the `Critic` architecture."
     if kind not in CRITIC_FILES: raise ValueError(f"kind must be one of {list(CRITIC_FILES)}, got {kind!r}")
@@ -250,13 +250,13 @@ def train_critic(
         if td.n_classes < n_way: raise ValueError(f"{td.n_classes} training classes cannot fill {n_way}-way episodes; lower n_way")
         method = ProtoNetTraining(Critic("protonet"))
         source = EpisodeStream(td, n_way=n_way, n_shot=1, n_query=n_query, binarize=0.5)
-        opt = dict(optimizer="adam", schedule="step", lr_step=lr_step or max(1, steps // 4), lr_gamma=0.5)
+        opt, sched = "adam", [LRSchedule("step", step=lr_step or max(1, steps // 4), gamma=0.5)]
     else:
         method = SimCLR(Critic("simclr"), temperature=0.5)
         source = ViewBatches(td, batch_size=min(batch_size, len(td)), binarize=0.5)
-        opt = dict(optimizer="rmsprop")
-    trainer = Trainer(method, source, n_steps=steps, lr=lr, seed=seed, checkpoint=checkpoint, device=device,
-                      progress=progress, **opt, **kw)
+        opt, sched = "rmsprop", []
+    callbacks = sched + list(callbacks or []) + ([Checkpoint(checkpoint)] if checkpoint is not None else [])
+    trainer = Trainer(method, source, steps, lr=lr, optimizer=opt, seed=seed, device=device, progress=progress, callbacks=callbacks)
     hist = trainer.fit()
     critic = trainer.load_best().backbone.eval()
     if path is not None: save_critic(critic, path)
@@ -332,7 +332,7 @@ def train_maml_critic(
     path:str|Path|None=None,   # also save the trained critic there (`save_maml_critic`)
     device="cpu",              # 'cpu', 'cuda' or 'auto'
     progress:bool|None=None,      # progress bars (default: `core.set_progress` / FEWSHOT_PROGRESS)
-    **kw,                      # more `Trainer` arguments (val_images, val_tasks, val_every, checkpoint_every, ...)
+    callbacks=None,            # more `Trainer` callbacks (`Validate`, `Evaluate`, ...)
 ) -> tuple[MAML, pd.DataFrame]: # the critic (eval mode, best validated weights, on `device`) and the training history
     "Meta-train the MAML critic of S6 on 1-shot `n_way` episodes of binarised 50 px images."
     if getattr(data, "size", None) != 50:
@@ -344,8 +344,8 @@ def train_maml_critic(
     torch.manual_seed(seed)
     method = maml_critic(order, n_way, inner_steps, eval_inner_steps, inner_lr)
     source = EpisodeStream(td, n_way=n_way, n_shot=1, n_query=n_query, n_tasks=n_tasks, binarize=0.5)
-    trainer = Trainer(method, source, n_steps=steps, lr=lr, seed=seed, checkpoint=checkpoint, device=device,
-                      progress=progress, optimizer="adam", **kw)
+    callbacks = list(callbacks or []) + ([Checkpoint(checkpoint)] if checkpoint is not None else [])
+    trainer = Trainer(method, source, steps, lr=lr, optimizer="adam", seed=seed, device=device, progress=progress, callbacks=callbacks)
     hist = trainer.fit()
     model = trainer.load_best().eval()
     if path is not None: save_maml_critic(model, path)

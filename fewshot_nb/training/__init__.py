@@ -6,6 +6,7 @@
 from . import backbones, trainer, maml, simclr, pretrain, siamese
 from .backbones import BACKBONES, make_backbone, list_backbones, Conv4, ResNet12, ResNet18, WRN28_10, load_released_checkpoint
 from .trainer import Trainer, Method, Supervised, ProtoNetTraining, MatchingNet, check_method
+from .trainer import Optimizer, Callback, Validate, Evaluate, LRSchedule, Checkpoint
 from .maml import MAML
 from .simclr import SimCLR
 from .pretrain import Pretrained, pretrained_features
@@ -13,4 +14,4 @@ from .siamese import Siamese
 
 __all__ = ['BACKBONES', 'make_backbone', 'list_backbones', 'Conv4', 'ResNet12', 'ResNet18', 'WRN28_10',
            'load_released_checkpoint', 'Trainer', 'Method', 'Supervised', 'ProtoNetTraining', 'MatchingNet',
-           'check_method', 'MAML', 'SimCLR', 'Pretrained', 'pretrained_features', 'Siamese']
+           'check_method', 'Optimizer', 'Callback', 'Validate', 'Evaluate', 'LRSchedule', 'Checkpoint', 'MAML', 'SimCLR', 'Pretrained', 'pretrained_features', 'Siamese']

@@ -18,7 +18,7 @@ from ..data.sources import FeatureSource
 from ..features import extract_features, split_classes, read_feature_cache, feature_cache_entry, FeatureCacheError, SPLITS, CACHE_VERSION
 from .backbones import make_backbone
 from ..data.streams import ImageSource, ClassStream
-from .trainer import Trainer, Supervised, Method
+from .trainer import Trainer, Supervised, Method, Validate, ChannelsLast
 
 # %% auto #0
 __all__ = ['TRAINABLE', 'Pretrained', 'pretrained_features']
@@ -98,13 +98,13 @@ def pretrained_features(
 
         seed_everything(seed)
         method = Supervised(make_backbone(backbone, **kw), train.n_classes, head="linear")
-        val_kw = {}
+        callbacks = [ChannelsLast()] if dev.type == "cpu" else []
         if n_val:
             val_data = ImageSource.from_omniglot(data, val).to(dev)
             val_tasks = TaskManifest.sample(EpisodeSampler(val_data.labels.cpu().numpy(), 5, 1, 5), 100, seed=0)
-            val_kw = dict(val_images=val_data, val_tasks=val_tasks, val_every=max(1, steps // 4))
-        trainer = Trainer(method, ClassStream(train, min(batch_size, len(train))), n_steps=steps, lr=lr, seed=seed, device=dev,
-                          progress=progress, channels_last=dev.type == "cpu", **val_kw)
+            callbacks.append(Validate(val_data, val_tasks, every=max(1, steps // 4)))
+        trainer = Trainer(method, ClassStream(train, min(batch_size, len(train))), steps, lr=lr, seed=seed, device=dev,
+                          progress=progress, callbacks=callbacks)
         history = trainer.fit()
         method = trainer.load_best()
         t_train = time.perf_counter()

@@ -6,7 +6,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/training/trainer.html.md"""
 
 # %% ../../nbs/training/41_trainer.ipynb #62f47348
 from __future__ import annotations
-import math, os, time, warnings
+import contextlib, math, os, time, warnings
 from pathlib import Path
 import numpy as np, pandas as pd, torch, torch.nn as nn, torch.nn.functional as F
 from ..core import get_device, atomic_write, cache_lock, save_csv, as_rng, derive_seed, progress as _progress, progress_enabled, get_logger, seal, check_seal, keeps_global_rng
@@ -16,11 +16,13 @@ from ..tasks import prototypes, proto_logits
 from ..features import embed_images
 from ..data.streams import ImageSource, ClassStream, EpisodeStream, unit_floats
 import json
+from fastcore.basics import patch
 _log = get_logger(__name__)   # checkpoints resumed
 
 # %% auto #0
 __all__ = ['Method', 'episode_feats', 'CosineHead', 'Supervised', 'EpisodeClassifier', 'ProtoNetTraining', 'MatchingNet',
-           'check_method', 'CheckpointError', 'Trainer']
+           'check_method', 'CheckpointError', 'Optimizer', 'Callback', 'Trainer', 'Checkpoint', 'Evaluate', 'Validate',
+           'LRSchedule', 'EarlyStopping', 'ProgressBar', 'ChannelsLast']
 
 # %% ../../nbs/training/41_trainer.ipynb #dae02060
 class Method(nn.Module):
@@ -234,11 +236,13 @@ def check_method(
     acc = accuracy(lg, tasks.query_labels, tasks.query_mask)
     return dict(method=type(method).__name__, loss_first=round(first, 4), loss_last=round(last, 4), acc=round(float(acc.mean()), 3))
 
-# %% ../../nbs/training/41_trainer.ipynb #d80266ed
+# %% ../../nbs/training/41_trainer.ipynb #91db2bb0
 class CheckpointError(ValueError):
     "A checkpoint that cannot be resumed: unreadable, or from another configuration."
 
+# %% ../../nbs/training/41_trainer.ipynb #1a8fc1e0
 def _differences(a:dict, b:dict, prefix="") -> list[str]:
+    "The settings in which two configurations differ, one line each (nested dicts by dotted name)."
     out = []
     for k in sorted(set(a) | set(b)):
         va, vb = a.get(k), b.get(k)
@@ -246,7 +250,9 @@ def _differences(a:dict, b:dict, prefix="") -> list[str]:
         elif va != vb: out.append(f"{prefix}{k}: {va!r} in the checkpoint, {vb!r} now")
     return out
 
+# %% ../../nbs/training/41_trainer.ipynb #e12346d2
 def _images_in(batch:dict) -> int:
+    "Images in a batch: every floating image tensor, episodes `(T, N, C, H, W)` counted per image."
     return sum(v.shape[0] * (v.shape[1] if v.ndim == 5 else 1) for k, v in batch.items()
                if torch.is_tensor(v) and v.is_floating_point() and v.ndim >= 4)
 
@@ -256,238 +262,485 @@ def _file_version(f) -> tuple|None:
     except FileNotFoundError: return None
     return (s.st_dev, s.st_ino, s.st_mtime_ns, s.st_size)
 
-class Trainer:
-    "Train a `Method` on a batch source with validation, atomic checkpoints and exact resume."
+# %% ../../nbs/training/41_trainer.ipynb #ea3946e1
+class Optimizer:
+    "How the weights move: a torch optimiser with its weight decay, Adam's betas, and clipping of the gradient norm."
+    kinds = ("adam", "sgd", "rmsprop")
     def __init__(self,
-                 method:Method,            # the regime and its backbone
-                 source,                   # batch source: `.batch(step, seed)` and `.config()`
-                 n_steps:int,              # total optimiser steps
-                 lr:float=1e-3,            # learning rate
-                 optimizer:str="adam",     # 'adam', 'sgd' or 'rmsprop'
+                 kind:str="adam",          # 'adam', 'sgd' (momentum 0.9, Nesterov) or 'rmsprop'
                  weight_decay:float=0.0,
-                 betas:tuple|None=None,    # Adam's (beta1, beta2) (None: torch's (0.9, 0.999); WGAN-GP trains with (0, 0.9))
-                 schedule:str|None=None,   # None, 'step', 'cosine' or 'plateau'
-                 lr_step:int|None=None,    # 'step': steps between decays; 'plateau': steps per loss window (default: an epoch of `source`)
-                 lr_gamma:float=0.5,       # decay factor of 'step' and 'plateau'
-                 lr_patience:int=10,       # 'plateau': windows without a lower mean training loss before the rate decays
-                 seed:int=0,               # seed of batches and torch's random state
-                 val_images=None,          # images the validation tasks index (tensor or `ImageSource`)
-                 val_tasks:TaskManifest|EpisodeBatch|None=None, # fixed validation tasks
-                 val_every:int=100,        # steps between validations
-                 checkpoint:str|Path|None=None, # checkpoint file; resumed from if it exists
-                 checkpoint_every:int|None=None, # steps between checkpoints (default: at validations and at the end)
-                 device="auto",            # 'cpu', 'cuda', 'auto'
-                 progress:bool|None=None,  # show a progress bar (default: `core.set_progress` / FEWSHOT_PROGRESS)
-                 grad_clip:float|None=None,# clip the gradient norm
-                 channels_last:bool=False, # channels-last memory format for the model (about 30% faster for Conv4 on CPU)
-                 evaluate=None,            # callable `evaluate(trainer) -> dict` of metrics, run during training (see `eval_every`)
-                 eval_every:int|None=None, # steps between evaluations (with `evaluate`)
-                 eval_at=None,             # or the steps at which to evaluate (a list of ints)
-                 eval_csv:str|Path|None=None, # file the evaluations are written to (atomically) after each one
+                 betas:tuple|None=None,    # Adam's (beta1, beta2) (None: torch's (0.9, 0.999))
+                 grad_clip:float|None=None,# clip the gradient norm to this
                 ):
-        if n_steps < 1: raise ValueError(f"n_steps must be >= 1, got {n_steps}")
-        if optimizer not in ("adam", "sgd", "rmsprop"): raise ValueError(f"optimizer must be 'adam', 'sgd' or 'rmsprop', got {optimizer!r}")
+        if kind not in self.kinds: raise ValueError(f"optimizer must be 'adam', 'sgd' or 'rmsprop', got {kind!r}")
         if betas is not None:
-            if optimizer != "adam": raise ValueError(f"betas are Adam's: optimizer={optimizer!r} takes none")
+            if kind != "adam": raise ValueError(f"betas are Adam's: optimizer={kind!r} takes none")
             betas = tuple(float(b) for b in betas)
             if len(betas) != 2 or not all(0 <= b < 1 for b in betas): raise ValueError(f"betas must be two numbers in [0, 1), got {betas}")
-        if schedule not in (None, "step", "cosine", "plateau"):
-            raise ValueError(f"schedule must be None, 'step', 'cosine' or 'plateau', got {schedule!r}")
-        if schedule == "step" and not lr_step: raise ValueError("schedule='step' needs lr_step (steps between decays)")
-        if schedule == "plateau":
-            lr_step = lr_step or getattr(source, "steps_per_epoch", None)
-            if not lr_step: raise ValueError("schedule='plateau' needs lr_step (steps per loss window): this source has no steps_per_epoch")
-            if lr_patience < 0: raise ValueError(f"lr_patience must be >= 0, got {lr_patience}")
-        if (val_tasks is None) != (val_images is None): raise ValueError("give both val_images and val_tasks, or neither")
-        if evaluate is not None and not callable(evaluate): raise TypeError(f"evaluate must be a callable (trainer -> dict of metrics), got {evaluate!r}")
-        if (evaluate is None) != (eval_every is None and eval_at is None):
-            raise ValueError("give evaluate together with eval_every or eval_at (the steps at which to call it), or none of them")
-        if eval_every is not None and eval_at is not None: raise ValueError("give eval_every or eval_at, not both")
-        if eval_every is not None and (not isinstance(eval_every, (int, np.integer)) or eval_every < 1):
-            raise ValueError(f"eval_every must be a positive integer, got {eval_every!r}")
-        if eval_at is not None:
-            eval_at = sorted({int(s) for s in eval_at})
-            if not eval_at or eval_at[0] < 1 or eval_at[-1] > n_steps:
-                raise ValueError(f"eval_at must list steps in [1, n_steps={n_steps}], got {eval_at}")
+        self.kind, self.weight_decay, self.betas, self.grad_clip = kind, weight_decay, betas, grad_clip
+
+# %% ../../nbs/training/41_trainer.ipynb #75afd71f
+@patch
+def make(self:Optimizer, params:list, lr:float) -> torch.optim.Optimizer:
+    "The torch optimiser of `params` at learning rate `lr`."
+    wd = self.weight_decay
+    if self.kind == "sgd": return torch.optim.SGD(params, lr=lr, momentum=0.9, nesterov=True, weight_decay=wd)
+    if self.kind == "rmsprop": return torch.optim.RMSprop(params, lr=lr, weight_decay=wd)
+    return torch.optim.Adam(params, lr=lr, weight_decay=wd, **({} if self.betas is None else dict(betas=self.betas)))
+
+@patch
+def config(self:Optimizer) -> dict:
+    "The settings a checkpoint records (betas only when set, so that checkpoints written without them stay valid)."
+    return dict(optimizer=self.kind, weight_decay=self.weight_decay, grad_clip=self.grad_clip,
+                **({} if self.betas is None else dict(betas=list(self.betas))))
+
+# %% ../../nbs/training/41_trainer.ipynb #7b8c69c1
+class Callback:
+    "Base of the trainer's callbacks: every event is a no-op here; a callback overrides those it needs."
+    order = 0   # callbacks run in increasing `order` at each event
+    def setup(self, trainer): "Once, when the trainer is made: its optimiser is built, no checkpoint read yet."
+    def config(self) -> dict:
+        "Settings the trainer's configuration records (a checkpoint written with others is refused)."
+        return {}
+    def state(self) -> dict:
+        "Entries of the checkpoint this callback writes and reads back in `load_state`."
+        return {}
+    def load_state(self, ck:dict): "Take this callback's state back from checkpoint `ck`."
+    def before_fit(self, trainer): "At the start of `fit`, once the trainer stands at its first step."
+    def after_batch(self, trainer, loss:float): "After the optimiser's step; `trainer.step` counts it."
+    def due(self, trainer) -> bool:
+        "Whether the callback evaluates at this step (a row of the history is written when one does)."
+        return False
+    def evaluate(self, trainer, row:dict): "Evaluate now (`due` said so); `row` is the history's row of this step (its last), to add to."
+    def after_row(self, trainer, row:dict): "A row of the history was written."
+    def after_step(self, trainer, evaluated:bool): "The end of a step; `evaluated`: whether any callback evaluated at it."
+    def after_fit(self, trainer): "At the end of `fit`, normal or early."
+    def hold(self, trainer, until:int):
+        "A context `fit` holds while it trains up to step `until` (a `Checkpoint`'s lock); none by default."
+        return contextlib.nullcontext()
+
+# %% ../../nbs/training/41_trainer.ipynb #7c8ce259
+_CONFIG_DEFAULTS = dict(schedule=None, lr_step=None, lr_gamma=0.5, val_every=100, val_tasks=None)
+
+# %% ../../nbs/training/41_trainer.ipynb #1bfaaf38
+class Trainer:
+    "Train a `Method` on a batch source; the schedule, validation, checkpoints and the rest are `callbacks`."
+    def __init__(self,
+                 method:Method,            # the regime and its backbone
+                 source,                   # batch source: `.batch(step, seed)`, `.config()` and `.kind`
+                 n_steps:int,              # total optimiser steps
+                 lr:float=1e-3,            # learning rate
+                 optimizer:str|Optimizer="adam", # an `Optimizer`, or its kind
+                 seed:int=0,               # seed of batches and torch's random state
+                 callbacks=None,             # `Callback`s: `LRSchedule`, `Validate`, `Evaluate`, `Checkpoint`, `EarlyStopping`, ...
+                 device="auto",            # 'cpu', 'cuda', 'auto'
+                 progress:bool|None=None,  # show a progress bar (default: `core.set_progress` / FEWSHOT_PROGRESS)
+                ):
+        if n_steps < 1: raise ValueError(f"n_steps must be >= 1, got {n_steps}")
         if getattr(source, "kind", None) != method.batch_kind:
             raise ValueError(f"{type(method).__name__} trains on '{method.batch_kind}' batches, but the source gives "
                              f"'{getattr(source, 'kind', None)}' batches")
-        self.device = get_device(device)
-        if channels_last: method = method.to(memory_format=torch.channels_last)
-        self.method, self.source, self.n_steps, self.seed = method.to(self.device), source, int(n_steps), int(seed)
-        self.val_images = val_images
-        self.val_tasks = val_tasks.batch if isinstance(val_tasks, TaskManifest) else val_tasks
-        self.val_every, self.progress, self.grad_clip = int(val_every), progress_enabled(progress), grad_clip
-        self.checkpoint = Path(checkpoint) if checkpoint is not None else None
-        self.checkpoint_every = checkpoint_every
-        self.evaluate, self.eval_every, self.eval_at = evaluate, eval_every, (None if eval_at is None else set(eval_at))
-        self.eval_csv = None if eval_csv is None else Path(eval_csv)
-        params = [p for p in method.parameters() if p.requires_grad]
-        self.opt = {"adam": lambda: torch.optim.Adam(params, lr=lr, weight_decay=weight_decay, **({} if betas is None else dict(betas=betas))),
-                    "sgd": lambda: torch.optim.SGD(params, lr=lr, momentum=0.9, nesterov=True, weight_decay=weight_decay),
-                    "rmsprop": lambda: torch.optim.RMSprop(params, lr=lr, weight_decay=weight_decay)}[optimizer]()
-        self.sched = (torch.optim.lr_scheduler.StepLR(self.opt, lr_step, lr_gamma) if schedule == "step" else
-                      torch.optim.lr_scheduler.CosineAnnealingLR(self.opt, self.n_steps) if schedule == "cosine" else
-                      torch.optim.lr_scheduler.ReduceLROnPlateau(self.opt, "min", lr_gamma, lr_patience) if schedule == "plateau" else None)
-        self.window = [0.0, 0] if schedule == "plateau" else None   # 'plateau': training loss summed over the current window, steps
-        self.config = dict(method=method.config(), source=source.config(), n_steps=self.n_steps, lr=lr, optimizer=optimizer,
-                           weight_decay=weight_decay, schedule=schedule, lr_step=lr_step, lr_gamma=lr_gamma, seed=self.seed,
-                           grad_clip=grad_clip, val_every=self.val_every, **(dict(lr_patience=lr_patience) if schedule == "plateau" else {}),
-                           **({} if betas is None else dict(betas=list(betas))),
-                           val_tasks=None if self.val_tasks is None else int(self.val_tasks.n_tasks))
-        self.config = json.loads(json.dumps(self.config, default=str))   # plain JSON types, as a checkpoint stores them
-        self.step, self.history, self.best = 0, [], None   # best: (accuracy, step, state_dict)
-        self.evals, self.train_s = [], 0.0   # the evaluations' rows; seconds spent in training steps (both resumed from checkpoints)
-        self._ck_version = None              # the version of the checkpoint file this trainer last read or wrote
-        if self.checkpoint is not None and self.checkpoint.exists(): self.load(self.checkpoint)
-        self.fit_from, self.waited_s = self.step, 0.0   # where the last `fit` started training; seconds it waited for another process
+        self.optimizer = optimizer if isinstance(optimizer, Optimizer) else Optimizer(optimizer)
+        self.device, self.progress = get_device(device), progress_enabled(progress)
+        self.method, self.source, self.n_steps, self.seed, self.lr = method.to(self.device), source, int(n_steps), int(seed), lr
+        self.callbacks = _sorted_callbacks(callbacks, self.progress)
+        self.opt = self.optimizer.make([p for p in method.parameters() if p.requires_grad], lr)
+        self.step, self.history, self.evals, self.train_s = 0, [], [], 0.0   # (evals and train_s: see `Evaluate`)
+        self.stopped, self.fit_from, self.waited_s = None, 0, 0.0
+        for cb in self.callbacks: cb.setup(self)
+        self.config = self._config()
+        for cb in self.callbacks: getattr(cb, "resume", lambda t: None)(self)   # a `Checkpoint` reads its file
+        self.fit_from = self.step   # where the last `fit` started training
 
-    # -- checkpoints
-    def state(self) -> dict:
-        "All that `load` needs to resume: config, step, history, model, optimiser, scheduler and best checkpoint."
-        return dict(format="fewshot_nb.training.trainer/1", config=self.config, step=self.step, history=self.history,
-                    model=self.method.state_dict(), optimizer=self.opt.state_dict(),
-                    scheduler=None if self.sched is None else self.sched.state_dict(), window=self.window,
-                    evals=self.evals, train_s=self.train_s,
-                    best=None if self.best is None else dict(acc=self.best[0], step=self.best[1], model=self.best[2]))
+# %% ../../nbs/training/41_trainer.ipynb #3502f605
+def _sorted_callbacks(callbacks, progress:bool) -> list:
+    "The callbacks in their order (a `ProgressBar` added when the bar is on); refuse what is not a `Callback`."
+    callbacks = list(callbacks or ())
+    if bad := [c for c in callbacks if not isinstance(c, Callback)]:
+        raise TypeError(f"callbacks must be Callback objects (LRSchedule, Validate, Evaluate, Checkpoint, ...), got {bad[0]!r}")
+    kinds = [type(c) for c in callbacks if getattr(c, "unique", False)]
+    if dup := {k.__name__ for k in kinds if kinds.count(k) > 1}: raise ValueError(f"give at most one {', '.join(sorted(dup))} callback")
+    if progress and not any(isinstance(c, ProgressBar) for c in callbacks): callbacks.append(ProgressBar())
+    return sorted(callbacks, key=lambda c: c.order)
 
-    def save(self,
-             path:str|Path|None=None, # file to write (default: the trainer's `checkpoint`)
-            ) -> Path:                # the file written
-        "Write a checkpoint atomically (default: the trainer's checkpoint path)."
-        path = Path(path or self.checkpoint)
-        with atomic_write(path) as tmp: torch.save(seal(self.state()), tmp)   # sealed: a changed byte is found on loading
-        if path == self.checkpoint: self._ck_version = _file_version(path)
-        return path
+@patch
+def _config(self:Trainer) -> dict:
+    "Everything that decides the weights, as plain JSON types (as a checkpoint stores them)."
+    config = dict(method=self.method.config(), source=self.source.config(), n_steps=self.n_steps, lr=self.lr, seed=self.seed,
+                  **self.optimizer.config(), **_CONFIG_DEFAULTS)
+    for cb in self.callbacks: config.update(cb.config())
+    return json.loads(json.dumps(config, default=str))
 
-    def load(self,
-             path:str|Path, # a checkpoint written by a trainer with the same configuration
-            ) -> Trainer:   # this trainer, at the checkpoint's step, with its history and best weights
-        "Resume from a checkpoint written by a trainer with the same configuration."
-        try:
-            with open(path, "rb") as f: version, ck = _file_version(f), torch.load(f, map_location=self.device, weights_only=True)
-        except Exception as e:
-            raise CheckpointError(f"cannot read checkpoint {path} ({type(e).__name__}: {e}); delete it to start afresh") from e
-        if not isinstance(ck, dict) or ck.get("format") != "fewshot_nb.training.trainer/1":
-            raise CheckpointError(f"{path} is not a fewshot_nb training checkpoint")
-        try: check_seal(ck, path, "delete it to train again from the start")
-        except ValueError as e: raise CheckpointError(str(e)) from None
-        if diff := _differences(ck["config"], self.config):
-            raise CheckpointError(f"checkpoint {path} was written with another configuration: " + "; ".join(diff[:6]) +
-                                  ". Use another checkpoint path, or delete this one to start afresh.")
-        self.method.load_state_dict(ck["model"]); self.opt.load_state_dict(ck["optimizer"])
-        if self.sched is not None: self.sched.load_state_dict(ck["scheduler"])
-        if self.window is not None: self.window = list(ck["window"])
-        self.step, self.history = int(ck["step"]), list(ck["history"])
-        self.train_s = float(ck.get("train_s", 0.0))
-        if "evals" in ck: self.evals = list(ck["evals"])
-        elif self.eval_csv is not None and self.eval_csv.exists():   # a checkpoint older than the evaluation hook: its curve is in the CSV
-            self.evals = [r for r in pd.read_csv(self.eval_csv).to_dict("records") if r["step"] <= self.step]
-        self.best = None if ck["best"] is None else (ck["best"]["acc"], ck["best"]["step"], ck["best"]["model"])
-        if Path(path) == self.checkpoint: self._ck_version = version
-        _log.info(f"resumed {type(self.method).__name__} from checkpoint {path} at step {self.step} of {self.n_steps}")
-        return self
+@patch
+def callback(self:Trainer, kind:type):
+    "The trainer's callback of class `kind` (the first one), or None."
+    return next((c for c in self.callbacks if isinstance(c, kind)), None)
 
-    # -- validation
-    def validate(self) -> tuple[float, float]: # mean accuracy and 95% CI half-width, as fractions
-        "Mean accuracy and 95% CI half-width on the validation tasks."
-        acc = accuracy(self.method.scores(self.val_images, self.val_tasks), self.val_tasks.query_labels, self.val_tasks.query_mask)
+# %% ../../nbs/training/41_trainer.ipynb #817371f2
+_FORMAT = "fewshot_nb.training.trainer/1"
+
+@patch
+def state(self:Trainer) -> dict:
+    "All that `load` needs to resume: configuration, step, history, model, optimiser and the callbacks' states."
+    ck = dict(format=_FORMAT, config=self.config, step=self.step, history=self.history, model=self.method.state_dict(),
+              optimizer=self.opt.state_dict(), scheduler=None, window=None, best=None, evals=self.evals, train_s=self.train_s)
+    for cb in self.callbacks: ck.update(cb.state())
+    return ck
+
+@patch
+def save(self:Trainer, path:str|Path) -> Path:
+    "Write a checkpoint to `path` atomically, sealed: a changed byte is found on loading."
+    path = Path(path)
+    with atomic_write(path) as tmp: torch.save(seal(self.state()), tmp)
+    return path
+
+# %% ../../nbs/training/41_trainer.ipynb #a753c608
+def _read_checkpoint(path, device) -> tuple:
+    "The version and the contents of a trainer checkpoint; `CheckpointError` if it cannot be read, is not one, or is damaged."
+    try:
+        with open(path, "rb") as f: version, ck = _file_version(f), torch.load(f, map_location=device, weights_only=True)
+    except Exception as e:
+        raise CheckpointError(f"cannot read checkpoint {path} ({type(e).__name__}: {e}); delete it to start afresh") from e
+    if not isinstance(ck, dict) or ck.get("format") != _FORMAT: raise CheckpointError(f"{path} is not a fewshot_nb training checkpoint")
+    try: check_seal(ck, path, "delete it to train again from the start")
+    except ValueError as e: raise CheckpointError(str(e)) from None
+    return version, ck
+
+@patch
+def load(self:Trainer, path:str|Path) -> Trainer:
+    "Resume from a checkpoint written by a trainer with the same configuration; return this trainer."
+    version, ck = _read_checkpoint(path, self.device)
+    if diff := _differences(ck["config"], self.config):
+        raise CheckpointError(f"checkpoint {path} was written with another configuration: " + "; ".join(diff[:6]) +
+                              ". Use another checkpoint path, or delete this one to start afresh.")
+    self.method.load_state_dict(ck["model"]); self.opt.load_state_dict(ck["optimizer"])
+    self.step, self.history = int(ck["step"]), list(ck["history"])
+    self.train_s, self.evals = float(ck.get("train_s", 0.0)), list(ck.get("evals", []))
+    for cb in self.callbacks: cb.load_state(ck)
+    self._loaded = (Path(path), version)
+    _log.info(f"resumed {type(self.method).__name__} from checkpoint {path} at step {self.step} of {self.n_steps}")
+    return self
+
+# %% ../../nbs/training/41_trainer.ipynb #897c3d80
+@patch
+def fit(self:Trainer,
+        until:int|None=None, # stop after this step (default: `n_steps`); a later `fit` carries on from it
+       ) -> pd.DataFrame:    # the history: a row at each evaluation and at the last step
+    "Train up to step `until` (default `n_steps`), resuming where the trainer stands; return the history."
+    until = self.n_steps if until is None else min(int(until), self.n_steps)
+    self.waited_s = 0.0
+    with contextlib.ExitStack() as held:
+        for cb in self.callbacks: held.enter_context(cb.hold(self, until))
+        return self._fit(until)
+
+# %% ../../nbs/training/41_trainer.ipynb #e32dc2e6
+@patch
+@keeps_global_rng
+def _fit(self:Trainer, until:int) -> pd.DataFrame:
+    "The training loop, from the current step to `until`."
+    self.fit_from, self.until = self.step, until
+    self.method.train()
+    for cb in self.callbacks: cb.before_fit(self)
+    self._reset_window()
+    while self.step < until and self.stopped is None:
+        torch.manual_seed(derive_seed(self.seed, self.step, 1))
+        loss, stats, n_img = self._train_step()
+        for cb in self.callbacks: cb.after_batch(self, loss)
+        self._tally(loss, stats, n_img)
+        due = [cb for cb in self.callbacks if cb.due(self)]
+        if due or self.step == until or self.stopped is not None: self._write_row(due)
+        for cb in self.callbacks: cb.after_step(self, bool(due))
+    for cb in self.callbacks: cb.after_fit(self)
+    self.method.eval()
+    return pd.DataFrame(self.history)
+
+# %% ../../nbs/training/41_trainer.ipynb #6d56b086
+@patch
+def _train_step(self:Trainer) -> tuple[float, dict, int]:
+    "One optimiser step on batch `step`: its loss, the method's stats and the number of images."
+    batch = {k: v.to(self.device, non_blocking=True) if torch.is_tensor(v) else v
+             for k, v in self.source.batch(self.step, self.seed).items()}
+    loss, stats = self.method.loss(batch)
+    if not torch.isfinite(loss):
+        raise FloatingPointError(f"loss is {loss.item()} at step {self.step}: lower the learning rate or set grad_clip; "
+                                 "the last checkpoint is left as it was")
+    self.opt.zero_grad(set_to_none=True); loss.backward()
+    if self.optimizer.grad_clip: nn.utils.clip_grad_norm_(self.method.parameters(), self.optimizer.grad_clip)
+    self.opt.step()
+    if (hook := getattr(self.method, "after_step", None)) is not None: hook()   # e.g. a running average of weights
+    self.step += 1
+    return loss.item(), stats, _images_in(batch)
+
+# %% ../../nbs/training/41_trainer.ipynb #6e61fcfb
+@patch
+def _reset_window(self:Trainer):
+    "Start the sums behind the next row of the history."
+    self._t0, self._sums = time.perf_counter(), dict(n=0, images=0, loss=0.0, acc=0.0, extra={})
+
+@patch
+def _tally(self:Trainer, loss:float, stats:dict, n_img:int):
+    "Add a step's loss, accuracy and the method's other finite numbers to the sums of the current row."
+    s = self._sums
+    s["n"] += 1; s["images"] += n_img; s["loss"] += loss; s["acc"] += stats.get("acc", float("nan"))
+    for k, v in stats.items():
+        if k != "acc" and isinstance(v, (int, float)) and math.isfinite(v):
+            e = s["extra"].setdefault(k, [0.0, 0]); e[0] += v; e[1] += 1
+
+@patch
+def _write_row(self:Trainer, due:list):
+    "A row of the history: the means since the last row, then what the due callbacks measure (their time is not training's)."
+    s, now = self._sums, time.perf_counter()
+    row = dict(step=self.step, loss=s["loss"] / s["n"], train_acc=s["acc"] / s["n"], lr=self.opt.param_groups[0]["lr"],
+               images_per_s=s["images"] / (now - self._t0))
+    row.update({k: t / n for k, (t, n) in s["extra"].items() if k not in row and k not in ("val_acc", "val_ci")})
+    self.train_s += now - self._t0
+    self.history.append(row)   # before the evaluations: `Validate` fills it in, an `Evaluate` may read it (`trainer.history[-1]`)
+    for cb in due: cb.evaluate(self, row); self.method.train()
+    for cb in self.callbacks: cb.after_row(self, row)
+    self._reset_window()
+
+# %% ../../nbs/training/41_trainer.ipynb #06ddb26e
+class Checkpoint(Callback):
+    "Resume from `path` if it exists; write it atomically every `every` steps (or at each evaluation) and at the end of `fit`."
+    order, unique = 100, True
+    def __init__(self,
+                 path:str|Path,           # checkpoint file; resumed from if it exists
+                 every:int|None=None,     # steps between checkpoints (default: at evaluations and at the end)
+                ):
+        self.path, self.every, self.version = Path(path), every, None   # version: of the file this trainer last read or wrote
+
+    def resume(self, trainer):
+        "Load the checkpoint, if there is one (called when the trainer is made)."
+        if self.path.exists(): trainer.load(self.path); self.version = trainer._loaded[1]
+
+    def after_step(self, trainer, evaluated:bool):
+        "Save at the end of `fit`, at the `every` steps, or after an evaluation."
+        if (trainer.step == trainer.until or trainer.stopped is not None or (self.every and trainer.step % self.every == 0)
+                or (evaluated and not self.every)): self.save(trainer)
+
+    def save(self, trainer):
+        trainer.save(self.path); self.version = _file_version(self.path)
+
+# %% ../../nbs/training/41_trainer.ipynb #8e3b07f1
+@patch
+def hold(self:Checkpoint, trainer, until:int):
+    "The checkpoint's lock while `fit` trains; none when there is nothing left to train (a read-only folder will do)."
+    return contextlib.nullcontext() if trainer.step >= until or trainer.stopped else self.lock(trainer)
+
+@patch
+@contextlib.contextmanager
+def lock(self:Checkpoint, trainer):
+    "Hold the checkpoint's lock; reload the checkpoint if another process wrote it meanwhile."
+    t0 = time.perf_counter()
+    with cache_lock(self.path):
+        trainer.waited_s = time.perf_counter() - t0
+        if self.path.exists() and _file_version(self.path) != self.version:
+            trainer.load(self.path); self.version = trainer._loaded[1]   # written by another process
+        yield
+
+@patch(as_prop=True)
+def checkpoint(self:Trainer) -> Path|None:
+    "The path of the trainer's `Checkpoint`, or None."
+    ck = self.callback(Checkpoint)
+    return None if ck is None else ck.path
+
+# %% ../../nbs/training/41_trainer.ipynb #0b260735
+class Evaluate(Callback):
+    "Call `fn(trainer) -> dict` of metrics during training, in eval mode without gradients; one row of `eval_history` each."
+    order = 10
+    def __init__(self,
+                 fn,                      # callable `fn(trainer) -> dict` of metrics
+                 every:int|None=None,     # steps between evaluations
+                 at=None,                 # or the steps at which to evaluate (a list of ints)
+                 csv:str|Path|None=None,  # file the evaluations are written to (atomically) after each one
+                ):
+        if not callable(fn): raise TypeError(f"evaluate must be a callable (trainer -> dict of metrics), got {fn!r}")
+        if (every is None) == (at is None): raise ValueError("give Evaluate the steps at which to call it: every or at (not both)")
+        if every is not None and (not isinstance(every, (int, np.integer)) or every < 1):
+            raise ValueError(f"Evaluate's every must be a positive integer, got {every!r}")
+        self.fn, self.every, self.at = fn, every, None if at is None else sorted({int(s) for s in at})
+        self.csv = None if csv is None else Path(csv)
+
+# %% ../../nbs/training/41_trainer.ipynb #ff41c224
+@patch
+def setup(self:Evaluate, trainer):
+    "Check that the listed steps are in the run."
+    if self.at is not None and (not self.at or self.at[0] < 1 or self.at[-1] > trainer.n_steps):
+        raise ValueError(f"eval_at must list steps in [1, n_steps={trainer.n_steps}], got {self.at}")
+
+@patch
+def due(self:Evaluate, trainer) -> bool:
+    "At the listed steps, or every `every` steps."
+    return trainer.step in self.at if self.at is not None else trainer.step % self.every == 0
+
+@patch
+def measure(self:Evaluate, trainer) -> dict:
+    "Call the function in eval mode without gradients; check that it returned a dict of metrics."
+    trainer.method.eval()
+    with torch.no_grad(): metrics = self.fn(trainer)
+    if not isinstance(metrics, dict): raise TypeError(f"the evaluate hook must return a dict of metrics, got {type(metrics).__name__}")
+    return metrics
+
+# %% ../../nbs/training/41_trainer.ipynb #c6508a38
+@patch
+def evaluate(self:Evaluate, trainer, row:dict):
+    "Measure; record, log and write the evaluation's row."
+    t0 = time.perf_counter()
+    metrics = self.measure(trainer)
+    if clash := sorted(set(metrics) & {"step", "train_s", "eval_s"}):
+        raise ValueError(f"the evaluate hook returned {clash}, which the trainer fills in itself: rename them")
+    trainer.evals.append(dict(step=trainer.step, train_s=round(trainer.train_s, 3), eval_s=round(time.perf_counter() - t0, 3), **metrics))
+    _log.info(f"step {trainer.step}: " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in metrics.items()))
+    if self.csv is not None: save_csv(pd.DataFrame(trainer.evals), self.csv)
+
+@patch
+def eval_history(self:Trainer) -> pd.DataFrame:
+    "The evaluations made during training (and resumed from the checkpoint): step, train_s, eval_s and the metrics."
+    return pd.DataFrame(self.evals)
+
+# %% ../../nbs/training/41_trainer.ipynb #2e330c15
+class Validate(Evaluate):
+    "Mean accuracy and 95% CI on fixed validation tasks every `every` steps and at the last; the best weights kept."
+    order, unique = 5, True
+    def __init__(self,
+                 images,                  # images the tasks index (tensor or `ImageSource`)
+                 tasks:TaskManifest|EpisodeBatch, # fixed validation tasks
+                 every:int=100,           # steps between validations
+                ):
+        super().__init__(self.accuracy, every=int(every))
+        self.images, self.tasks = images, tasks.batch if isinstance(tasks, TaskManifest) else tasks
+        self.best = None   # (accuracy, step, state_dict)
+
+    def accuracy(self, trainer) -> dict:
+        "Mean accuracy and 95% CI half-width on the validation tasks, as fractions."
+        acc = accuracy(trainer.method.scores(self.images, self.tasks), self.tasks.query_labels, self.tasks.query_mask)
         ci = mean_ci(acc)
-        return ci.mean, ci.half_width
+        return dict(val_acc=ci.mean, val_ci=ci.half_width)
 
-    def load_best(self) -> Method: # the trained method, holding its best validated weights
-        "Put the weights with the best validation accuracy back into the method (no-op without validation)."
-        if self.best is not None: self.method.load_state_dict(self.best[2])
-        return self.method
+# %% ../../nbs/training/41_trainer.ipynb #a1d6104e
+@patch
+def config(self:Validate) -> dict: return dict(val_every=self.every, val_tasks=int(self.tasks.n_tasks))
 
-    # -- the loop
-    def fit(self,
-            until:int|None=None, # stop after this step (default: `n_steps`); a later `fit` carries on from it
-           ) -> pd.DataFrame:    # the history: one row per validation and at the last step
-        "Train up to step `until` (default `n_steps`), resuming where the trainer stands, under the checkpoint's lock; return the history."
-        until = self.n_steps if until is None else min(int(until), self.n_steps)
-        self.waited_s = 0.0
-        if self.checkpoint is None or self.step >= until: return self._fit(until)   # nothing to share, or nothing to train
-        t0 = time.perf_counter()
-        with cache_lock(self.checkpoint):
-            self.waited_s = time.perf_counter() - t0
-            if self.checkpoint.exists() and _file_version(self.checkpoint) != self._ck_version:
-                self.load(self.checkpoint)   # written by another process (while this one waited, or since this trainer read it)
-            return self._fit(until)
+@patch
+def due(self:Validate, trainer) -> bool: return trainer.step % self.every == 0 or trainer.step == trainer.n_steps
 
-    @keeps_global_rng
-    def _fit(self, until:int) -> pd.DataFrame:
-        "The training loop, from the current step to `until`."
-        self.fit_from = self.step
-        self.method.train()
-        bar = _progress(until, initial=self.step, show=self.progress, desc=type(self.method).__name__, unit="step")
-        t0, n_img, run_loss, run_acc, n_run = time.perf_counter(), 0, 0.0, 0.0, 0
-        extra = {}   # the method's other numeric stats (e.g. the ELBO's parts): name -> [sum, count], NaN skipped
-        while self.step < until:
-            torch.manual_seed(derive_seed(self.seed, self.step, 1))
-            batch = {k: v.to(self.device, non_blocking=True) if torch.is_tensor(v) else v
-                     for k, v in self.source.batch(self.step, self.seed).items()}
-            loss, stats = self.method.loss(batch)
-            if not torch.isfinite(loss):
-                raise FloatingPointError(f"loss is {loss.item()} at step {self.step}: lower the learning rate or set grad_clip; "
-                                         "the last checkpoint is left as it was")
-            self.opt.zero_grad(set_to_none=True); loss.backward()
-            if self.grad_clip: nn.utils.clip_grad_norm_(self.method.parameters(), self.grad_clip)
-            self.opt.step()
-            if (hook := getattr(self.method, "after_step", None)) is not None: hook()   # e.g. a running average of weights
-            self.step += 1; bar.update(1)
-            if self.window is not None:   # reduce on plateau: one decision per window of steps, on its mean training loss
-                self.window[0] += loss.item(); self.window[1] += 1
-                if self.step % self.config["lr_step"] == 0:
-                    self.sched.step(self.window[0] / self.window[1]); self.window = [0.0, 0]
-            elif self.sched is not None: self.sched.step()
-            n_img += _images_in(batch); run_loss += loss.item(); run_acc += stats.get("acc", float("nan")); n_run += 1
-            for k, v in stats.items():
-                if k != "acc" and isinstance(v, (int, float)) and math.isfinite(v):
-                    e = extra.setdefault(k, [0.0, 0]); e[0] += v; e[1] += 1
-            at_val = self.val_tasks is not None and (self.step % self.val_every == 0 or self.step == self.n_steps)
-            at_eval = self._eval_due()
-            at_ck = self.checkpoint is not None and (self.step == until or (self.checkpoint_every and self.step % self.checkpoint_every == 0))
-            if at_val or at_eval or self.step == until:
-                row = dict(step=self.step, loss=run_loss / n_run, train_acc=run_acc / n_run,
-                           lr=self.opt.param_groups[0]["lr"], images_per_s=n_img / (time.perf_counter() - t0))
-                row.update({k: t / n for k, (t, n) in extra.items() if k not in row and k not in ("val_acc", "val_ci")})
-                if at_val:
-                    row["val_acc"], row["val_ci"] = self.validate()
-                    if self.best is None or row["val_acc"] > self.best[0]:
-                        self.best = (row["val_acc"], self.step, {k: v.detach().clone() for k, v in self.method.state_dict().items()})
-                    self.method.train()
-                self.history.append(row); bar.set_postfix(loss=f"{row['loss']:.3f}", val=f"{row.get('val_acc', float('nan')):.3f}", refresh=False)   # shown at the next refresh: one line per interval in a log
-                self.train_s += time.perf_counter() - t0
-                if at_eval: self._run_evaluation(); self.method.train()
-                t0, n_img, run_loss, run_acc, n_run, extra = time.perf_counter(), 0, 0.0, 0.0, 0, {}
-                if self.checkpoint is not None and ((at_val or at_eval) and not self.checkpoint_every): at_ck = True
-            if at_ck: self.save()
-        bar.close()
-        self.method.eval()
-        return pd.DataFrame(self.history)
+@patch
+def evaluate(self:Validate, trainer, row:dict):
+    "Validate into the history's row; keep the weights if they are the best so far."
+    row.update(self.measure(trainer))
+    if self.best is None or row["val_acc"] > self.best[0]:
+        self.best = (row["val_acc"], trainer.step, {k: v.detach().clone() for k, v in trainer.method.state_dict().items()})
 
-    # -- evaluation during training
-    def _eval_due(self) -> bool:
-        "Whether the evaluation hook runs at the current step (and has not run there yet)."
-        if self.evaluate is None or (self.evals and self.evals[-1]["step"] >= self.step): return False
-        return self.step in self.eval_at if self.eval_at is not None else self.step % self.eval_every == 0
+@patch
+def state(self:Validate) -> dict:
+    return dict(best=None if self.best is None else dict(acc=self.best[0], step=self.best[1], model=self.best[2]))
 
-    def _run_evaluation(self) -> dict:
-        "Call the evaluation hook in eval mode, without gradients; record, log and write its row."
-        self.method.eval()
-        t0 = time.perf_counter()
-        with torch.no_grad(): metrics = self.evaluate(self)
-        if not isinstance(metrics, dict):
-            raise TypeError(f"the evaluate hook must return a dict of metrics, got {type(metrics).__name__}")
-        if clash := sorted(set(metrics) & {"step", "train_s", "eval_s"}):
-            raise ValueError(f"the evaluate hook returned {clash}, which the trainer fills in itself: rename them")
-        row = dict(step=self.step, train_s=round(self.train_s, 3), eval_s=round(time.perf_counter() - t0, 3), **metrics)
-        self.evals.append(row)
-        _log.info(f"step {self.step}: " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in metrics.items()))
-        if self.eval_csv is not None: save_csv(pd.DataFrame(self.evals), self.eval_csv)
-        return row
+@patch
+def load_state(self:Validate, ck:dict):
+    self.best = None if ck["best"] is None else (ck["best"]["acc"], ck["best"]["step"], ck["best"]["model"])
 
-    def eval_history(self) -> pd.DataFrame: # one row per evaluation: step, train_s, eval_s and the hook's metrics
-        "The evaluations made during training (and resumed from the checkpoint)."
-        return pd.DataFrame(self.evals)
+# %% ../../nbs/training/41_trainer.ipynb #c0ae1709
+@patch(as_prop=True)
+def best(self:Trainer) -> tuple|None:
+    "The best validation so far, `(accuracy, step, weights)`, or None without a `Validate` (or before it ran)."
+    v = self.callback(Validate)
+    return None if v is None else v.best
+
+@patch
+def load_best(self:Trainer) -> Method:
+    "Put the weights with the best validation accuracy back into the method (no-op without validation); return the method."
+    if self.best is not None: self.method.load_state_dict(self.best[2])
+    return self.method
+
+# %% ../../nbs/training/41_trainer.ipynb #a5012c07
+class LRSchedule(Callback):
+    "The learning-rate schedule: step decay, cosine annealing, or reduction when the training loss reaches a plateau."
+    unique = True
+    def __init__(self,
+                 kind:str,                # 'step', 'cosine' or 'plateau'
+                 step:int|None=None,      # 'step': steps between decays; 'plateau': steps per loss window (default: an epoch of the source)
+                 gamma:float=0.5,         # decay factor of 'step' and 'plateau'
+                 patience:int=10,         # 'plateau': windows without a lower mean training loss before the rate decays
+                ):
+        if kind not in ("step", "cosine", "plateau"): raise ValueError(f"schedule must be 'step', 'cosine' or 'plateau', got {kind!r}")
+        if kind == "step" and not step: raise ValueError("schedule='step' needs lr_step (steps between decays)")
+        if kind == "plateau" and patience < 0: raise ValueError(f"lr_patience must be >= 0, got {patience}")
+        self.kind, self.step, self.gamma, self.patience = kind, step, gamma, patience
+        self.window = None   # 'plateau': training loss summed over the current window, and its steps
+
+# %% ../../nbs/training/41_trainer.ipynb #403908ce
+@patch
+def setup(self:LRSchedule, trainer):
+    "Build torch's scheduler on the trainer's optimiser."
+    if self.kind == "plateau":
+        self.step = self.step or getattr(trainer.source, "steps_per_epoch", None)
+        if not self.step: raise ValueError("schedule='plateau' needs lr_step (steps per loss window): this source has no steps_per_epoch")
+        self.window = [0.0, 0]
+    S = torch.optim.lr_scheduler
+    self.sched = (S.StepLR(trainer.opt, self.step, self.gamma) if self.kind == "step" else
+                  S.CosineAnnealingLR(trainer.opt, trainer.n_steps) if self.kind == "cosine" else
+                  S.ReduceLROnPlateau(trainer.opt, "min", self.gamma, self.patience))
+
+@patch
+def after_batch(self:LRSchedule, trainer, loss:float):
+    "Step the schedule; 'plateau': add the loss to the window, and decide at its end."
+    if self.window is None: return self.sched.step()
+    self.window[0] += loss; self.window[1] += 1
+    if trainer.step % self.step == 0: self.sched.step(self.window[0] / self.window[1]); self.window = [0.0, 0]
+
+# %% ../../nbs/training/41_trainer.ipynb #6fa4b37c
+@patch
+def config(self:LRSchedule) -> dict:
+    "The schedule's settings (the patience only for 'plateau')."
+    return dict(schedule=self.kind, lr_step=self.step, lr_gamma=self.gamma, **(dict(lr_patience=self.patience) if self.kind == "plateau" else {}))
+
+@patch
+def state(self:LRSchedule) -> dict: return dict(scheduler=self.sched.state_dict(), window=self.window)
+
+@patch
+def load_state(self:LRSchedule, ck:dict):
+    self.sched.load_state_dict(ck["scheduler"])
+    if self.window is not None: self.window = list(ck["window"])
+
+# %% ../../nbs/training/41_trainer.ipynb #b2c45d73
+class EarlyStopping(Callback):
+    "Stop when `patience` validations in a row have not improved the best accuracy by more than `min_delta`."
+    order, unique = 20, True
+    def __init__(self, patience:int=3, min_delta:float=0.0):
+        if patience < 1: raise ValueError(f"patience must be >= 1 validations, got {patience}")
+        self.patience, self.min_delta, self.best, self.bad = int(patience), float(min_delta), None, 0
+
+    def setup(self, trainer):
+        if trainer.callback(Validate) is None: raise ValueError("EarlyStopping watches the validation accuracy: add a Validate callback")
+
+    def after_row(self, trainer, row:dict):
+        "Count validations without improvement; stop at `patience`."
+        if "val_acc" not in row: return
+        if self.best is None or row["val_acc"] > self.best + self.min_delta: self.best, self.bad = row["val_acc"], 0
+        else: self.bad += 1
+        if self.bad >= self.patience:
+            trainer.stopped = f"early stopping at step {trainer.step}: no better validation accuracy in {self.bad} validations"
+            _log.info(trainer.stopped)
+
+    def state(self): return dict(early_stopping=dict(best=self.best, bad=self.bad))
+    def load_state(self, ck:dict):
+        if (s := ck.get("early_stopping")) is not None: self.best, self.bad = s["best"], s["bad"]
+
+    def before_fit(self, trainer):
+        if self.bad >= self.patience: trainer.stopped = trainer.stopped or f"early stopping (resumed at step {trainer.step})"
+
+# %% ../../nbs/training/41_trainer.ipynb #52823e3d
+class ProgressBar(Callback):
+    "A tqdm bar of the steps, with the loss and the validation accuracy of the last row; one line per row in a log."
+    order = 200
+    def before_fit(self, trainer):
+        self.bar = _progress(trainer.until, initial=trainer.step, show=True, desc=type(trainer.method).__name__, unit="step")
+    def after_batch(self, trainer, loss): self.bar.update(1)
+    def after_row(self, trainer, row): self.bar.set_postfix(loss=f"{row['loss']:.3f}", val=f"{row.get('val_acc', float('nan')):.3f}", refresh=False)
+    def after_fit(self, trainer): self.bar.close()
+
+# %% ../../nbs/training/41_trainer.ipynb #6a023652
+class ChannelsLast(Callback):
+    "Put the model in the channels-last memory format (faster convolutions on CPU); the weights' values are unchanged."
+    unique = True
+    def setup(self, trainer): trainer.method.to(memory_format=torch.channels_last)
