@@ -102,6 +102,7 @@ def _where(root:str|Path|None=None) -> str:
     return (f"data root: {data_root(root)} ({'given' if root is not None else src('FEWSHOT_DATA')})\n"
             f"cache:     {cache_dir()} ({src('FEWSHOT_CACHE')})")
 
+# %% ../nbs/90_cli.ipynb #2baa6d18
 def verify_files(
     names:list[str]|None=None,   # files (keys of `RESOURCES`) or Omniglot sets ('small', 'runs', ...); None or []: every file
     root:str|Path|None=None,     # data root (default: `data_root()`)
@@ -135,6 +136,7 @@ def json_arg(
     except json.JSONDecodeError as e:
         raise ValueError(f"{flag} is not valid JSON ({e}); write it as, e.g., '{{\"tim\": {{\"steps\": 50}}}}'") from None
 
+# %% ../nbs/90_cli.ipynb #e064fe8e
 def run_evaluate(a:argparse.Namespace) -> int:   # the exit status
     "`fewshot-nb evaluate`: read and check the features, evaluate the methods, write the files, print the table."
     from fewshot_nb.bench.evaluate import load_feature_sets, evaluate_features, results_table, plot_results
@@ -155,6 +157,7 @@ def _command(sub, name:str, help:str, example:str, **kw) -> argparse.ArgumentPar
     return sub.add_parser(name, help=help.replace("%", "%%"), description=help[0].upper() + help[1:] + ".", epilog="example:\n  " + example,
                           formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
 
+# %% ../nbs/90_cli.ipynb #3592b810
 def run_reproduce(a:argparse.Namespace) -> int:   # the exit status: 0 when every chosen experiment is done, 1 otherwise
     "`fewshot-nb reproduce`: the experiments at one preset, then the report; a table of where each stands."
     from fewshot_nb.bench.reproduce import reproduce_papers   # papermill and the sweep engine load only for this command
@@ -177,6 +180,7 @@ def run_reproduce(a:argparse.Namespace) -> int:   # the exit status: 0 when ever
         print(f"report: {Path(a.out)/'report'/'index.html'} and {Path(a.out)/'report'/'README.md'}; findings: {Path(a.out)/'findings.csv'}")
     return 0 if a.plan or (t.state == "done").all() else 1
 
+# %% ../nbs/90_cli.ipynb #849206cd
 def build_parser(
     data:bool=True,   # build the `data` group's commands, whose help lists the data files (this imports the data modules)
 ) -> argparse.ArgumentParser:
@@ -266,12 +270,14 @@ def build_parser(
     ve.add_argument("--workers", type=int, default=None, metavar="N", help="decoding processes (default: the CPUs, at most 8)")
     return ap
 
+# %% ../nbs/90_cli.ipynb #fc917d66
 def _cli_words(msg:str) -> str:
     "A library message in the command line's words: `force=True` is `--force`, `method_kwargs={...}` is `--method-kwargs '{...}'`."
     msg = re.sub(r"(?:pass |with )?force=True(?: \(--force\))?", lambda m: ("pass " if m.group(0).startswith("pass") else "with " if m.group(0).startswith("with") else "") + "--force", msg)
     msg = re.sub(r"method_kwargs=(\{.*?\}\})", lambda m: "--method-kwargs '" + m.group(1).replace("'", '"') + "'", msg)
     return msg
 
+# %% ../nbs/90_cli.ipynb #fe9cc5db
 def main(argv:list[str]|None=None) -> int:   # the exit status
     "The `fewshot-nb` command: `evaluate`, `reproduce`, `experiments list|copy`, `data where|fetch|verify`; alone, its help."
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -280,6 +286,7 @@ def main(argv:list[str]|None=None) -> int:   # the exit status
     from fewshot_nb.core import terminate_as_interrupt
     with terminate_as_interrupt(): return _dispatch(ap, a)   # SIGTERM stops a run as Ctrl-C does: nothing half-written stays
 
+# %% ../nbs/90_cli.ipynb #d3f3355f
 def _dispatch(ap, a) -> int:   # the exit status
     "Run the command `a` parsed by `ap`, turning every refusal into a message and an exit status."
     from fewshot_nb.core import FolderBusy

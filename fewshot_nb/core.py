@@ -6,6 +6,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/core.html.md"""
 
 # %% ../nbs/00_core.ipynb #fac9fd2c
 from __future__ import annotations
+from fastcore.basics import patch
 import os, re, sys, json, errno, logging, random, platform, tempfile, hashlib, subprocess, contextlib, datetime, functools, importlib.util
 import shutil, signal, threading, time, multiprocessing as mp
 from concurrent.futures import ProcessPoolExecutor
@@ -119,6 +120,7 @@ def _umask() -> int:
     m = os.umask(0o022); os.umask(m)
     return m
 
+# %% ../nbs/00_core.ipynb #81e3f288
 @contextlib.contextmanager
 def atomic_write(
     path:str|Path,  # final destination
@@ -145,11 +147,13 @@ def _jsonable(o):
     if isinstance(o, (set, tuple)): return list(o)
     raise TypeError(f"object of type {type(o).__name__} is not JSON serialisable")
 
+# %% ../nbs/00_core.ipynb #339fc516
 def save_json(obj, path:str|Path) -> Path:
     "Write `obj` as indented JSON to `path` atomically (NumPy scalars and arrays, paths and sets allowed)."
     with atomic_write(path) as tmp: tmp.write_text(json.dumps(obj, indent=2, default=_jsonable) + "\n")
     return Path(path)
 
+# %% ../nbs/00_core.ipynb #4fa47e63
 def save_csv(
     df,                          # the table (a pandas DataFrame)
     path:str|Path,               # where to write it
@@ -177,6 +181,7 @@ COLUMN_UNITS = {   # regular expression on the whole column name -> what it hold
     r"distance_to_humans|\w+_distance": "a distance in the z-scored diversity-recognizability plane (Boutin et al. 2022, Fig. 5b)",
 }
 
+# %% ../nbs/00_core.ipynb #6d10b231
 def column_unit(
     name:str,                        # a column name
     units:dict[str,str]|None=None,   # extra declarations {column: unit}, checked first
@@ -190,6 +195,7 @@ def column_unit(
         if re.fullmatch(pattern, name): return unit
     return None
 
+# %% ../nbs/00_core.ipynb #f74b2571
 def check_units(
     df,                              # a pandas DataFrame about to be written
     units:dict[str,str]|None=None,   # extra declarations {column: unit} for this table's own columns
@@ -214,17 +220,20 @@ def array_digest(*arrays:np.ndarray) -> str:
     for a in arrays: _hash_array(h, a)
     return h.hexdigest()
 
+# %% ../nbs/00_core.ipynb #2e6a2ad8
 def _hash_array(h, a:np.ndarray, tag:str="") -> None:
     "Feed an array's dtype, shape and bytes to the `hashlib` object `h` (`array_digest`; `content_sha256`, tagged)."
     a = np.ascontiguousarray(a)
     h.update(f"{tag}{a.dtype.str}{a.shape}".encode()); h.update(a.tobytes())
 
+# %% ../nbs/00_core.ipynb #b64a0880
 def _file_hash(path:str|Path, h, chunk:int=1<<20) -> str:
     "Hex digest of a file's bytes by the `hashlib` object `h`, read in chunks."
     with open(path, "rb") as f:
         for b in iter(lambda: f.read(chunk), b""): h.update(b)
     return h.hexdigest()
 
+# %% ../nbs/00_core.ipynb #68e6ad03
 def file_md5(path:str|Path, chunk:int=1<<20) -> str:
     "MD5 hex digest of a file, read in chunks."
     return _file_hash(path, hashlib.md5(), chunk)
@@ -246,6 +255,7 @@ def _git(path:Path, *args:str) -> str|None:
         return r.stdout.strip() if r.returncode == 0 else None
     except (OSError, subprocess.SubprocessError): return None
 
+# %% ../nbs/00_core.ipynb #c1cf9085
 def _git_state(path:Path) -> tuple[str|None, bool|None]:
     "Commit hash of the repository containing `path` and whether its tracked files have changes."
     commit = _git(path, "rev-parse", "HEAD")
@@ -253,6 +263,7 @@ def _git_state(path:Path) -> tuple[str|None, bool|None]:
     dirty = _git(path, "status", "--porcelain", "--untracked-files=no")
     return commit, None if dirty is None else bool(dirty)
 
+# %% ../nbs/00_core.ipynb #b44a665d
 def _names_fewshot_nb(pyproject:Path) -> bool:
     "Whether `pyproject` is fewshot_nb's: `[project] name` or `[tool.nbdev] lib_path` is 'fewshot_nb'."
     try: text = pyproject.read_text()
@@ -265,6 +276,7 @@ def _names_fewshot_nb(pyproject:Path) -> bool:
         return re.search(r'^\s*(name|lib_path)\s*=\s*["\']fewshot_nb["\']', text, re.M) is not None
     except ValueError: return False
 
+# %% ../nbs/00_core.ipynb #891195bd
 def source_checkout(
     package_dir:str|Path, # folder of the fewshot_nb package, as imported
 ) -> Path|None:           # top level of the git checkout whose library folder it is, or None
@@ -275,6 +287,7 @@ def source_checkout(
     top = Path(top).resolve()
     return top if package_dir == top/"fewshot_nb" and _names_fewshot_nb(top/"pyproject.toml") else None
 
+# %% ../nbs/00_core.ipynb #f0a89483
 def package_versions(names=("fewshot_nb", "torch", "numpy", "scipy", "pandas")) -> dict:
     "Installed versions of `names` (None for a package that is not installed)."
     from importlib.metadata import version, PackageNotFoundError
@@ -289,6 +302,7 @@ def _package_dir() -> Path:
     "The folder of the fewshot_nb package that is imported."
     return Path(importlib.util.find_spec("fewshot_nb").origin).resolve().parent
 
+# %% ../nbs/00_core.ipynb #af81f932
 @dataclass
 class RunRecord:
     "What a result needs to be rerun and audited: parameters, seed, versions, code commit and device."
@@ -352,6 +366,7 @@ class _StderrHandler(logging.Handler):
         try: sys.stderr.write(self.format(record) + "\n"); sys.stderr.flush()
         except Exception: self.handleError(record)
 
+# %% ../nbs/00_core.ipynb #a9a7af67
 def verbose(
     level:int|str|bool="INFO",  # lowest level shown ('DEBUG', 'INFO', 'WARNING'...); False: stop showing
 ) -> logging.Logger:            # the `'fewshot_nb'` logger
@@ -377,6 +392,7 @@ def set_progress(
     global _progress_switch
     _progress_switch = None if on is None else bool(on)
 
+# %% ../nbs/00_core.ipynb #9dbcc494
 def progress_enabled(
     show:bool|None=None,  # a call's own choice, which wins when given
 ) -> bool:
@@ -385,6 +401,7 @@ def progress_enabled(
     if _progress_switch is not None: return _progress_switch
     return os.environ.get("FEWSHOT_PROGRESS", "0").strip().lower() in ("1", "true", "yes", "on")
 
+# %% ../nbs/00_core.ipynb #9103d5b2
 def progress(
     iterable_or_total=None,  # an iterable to wrap, or the number of steps of a bar updated by hand
     desc:str|None=None,      # what is progressing (shown first on the line)
@@ -406,6 +423,7 @@ def available_cpus() -> int:
     "Number of CPUs this process may run on (its affinity mask where the OS has one, else `os.cpu_count()`)."
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
+# %% ../nbs/00_core.ipynb #64a40ba0
 def _inline_png():
     "In a notebook, show figures as 1x PNG at their own dpi (not retina): what `figure_fonts` measures, at half the bytes."
     try:
@@ -415,6 +433,7 @@ def _inline_png():
         set_matplotlib_formats("png")
     except ImportError: pass
 
+# %% ../nbs/00_core.ipynb #6e211ba5
 def experiment_setup(
     threads:int|None=None,   # torch intra-op threads (default: OMP_NUM_THREADS if set, else `available_cpus()`)
     progress:bool|None=None, # progress bars (default: on, unless FEWSHOT_PROGRESS=0)
@@ -448,61 +467,18 @@ class Registry:
                 ):
         self.kind, self.hint, self._items = kind, hint, {}
         self.plural = plural or kind + "s"
-
-    def register(self,
-                 name:str|None=None,   # the entry's name (default: the object's `name` attribute, else its lower-cased `__name__`)
-                 obj=None,             # the factory, or an import path 'module:attribute' (then nothing is imported until used)
-                ):
-        "Register `obj` under `name`; without `obj`, a decorator that registers what it decorates and returns it unchanged."
-        if obj is None and callable(name) and not isinstance(name, str): name, obj = None, name   # bare @REGISTRY.register
-        def add(o):
-            key = name if name is not None else getattr(o, "name", None) if isinstance(getattr(o, "name", None), str) else getattr(o, "__name__", "").lower()
-            if not isinstance(key, str) or not key or key != key.strip() or " " in key:
-                raise ValueError(f"a {self.kind} name must be a non-empty string without spaces, got {key!r}")
-            if not (isinstance(o, str) and ":" in o) and not callable(o):
-                raise TypeError(f"a {self.kind} must be a class, a function or an import path 'module:attribute', got {o!r}")
-            old = self._items.get(key)
-            if old is not None and old is not o and not _same_definition(old, o):
-                raise ValueError(f"{self.kind} name {key!r} is taken by {_qualname(old)}: register {_qualname(o)} under another name")
-            self._items[key] = o
-            return o
-        return add if obj is None else add(obj)
-
-    def get(self, name:str):
-        "The factory registered under `name` (imported first if it was registered lazily); ValueError if unknown."
-        if name not in self._items:
-            import difflib
-            close = difflib.get_close_matches(str(name), list(self._items), n=1)
-            raise ValueError(f"unknown {self.kind} {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
-                             + f"; known {self.plural}: {', '.join(self.names()) or 'none'}" + (f". {self.hint}" if self.hint else ""))
-        o = self._items[name]
-        if isinstance(o, str):
-            mod, _, attr = o.partition(":")
-            o = self._items[name] = getattr(importlib.import_module(mod), attr)
-        return o
-
-    def make(self, name:str, **kwargs):
-        "Build the component `name` with `kwargs`."
-        return self.get(name)(**kwargs)
-    def names(self) -> list[str]:
-        "The registered names, sorted."
-        return sorted(self._items)
     def __contains__(self, name): return name in self._items
     def __iter__(self): return iter(self.names())
     def __len__(self): return len(self._items)
     def __getitem__(self, name): return self.get(name)
-    def keys(self) -> list[str]:
-        "The registered names, sorted (as a dict's keys)."
-        return self.names()
-    def items(self) -> list[tuple]:
-        "(name, factory) pairs, sorted by name; lazy entries are imported."
-        return [(k, self.get(k)) for k in self.names()]
     def __repr__(self): return f"Registry({self.kind!r}: {', '.join(self.names())})"
 
+# %% ../nbs/00_core.ipynb #af44d052
 def _qualname(o) -> str:
     "`module.qualname` of a registered object (or the import path of a lazy entry)."
     return o.replace(":", ".") if isinstance(o, str) else f"{getattr(o, '__module__', '?')}.{getattr(o, '__qualname__', repr(o))}"
 
+# %% ../nbs/00_core.ipynb #373820a1
 def _same_definition(a, b) -> bool:
     "One definition: the same qualified name, or the same name where one of the two is defined in `__main__` (a notebook defining what it exports)."
     qa, qb = _qualname(a), _qualname(b)
@@ -510,6 +486,66 @@ def _same_definition(a, b) -> bool:
     for x, y in ((qa, qb), (qb, qa)):
         if x.startswith("__main__.") and not y.startswith("__main__.") and y.endswith("." + x.removeprefix("__main__.")): return True
     return False
+
+# %% ../nbs/00_core.ipynb #30f784c3
+@patch
+def register(self:Registry,
+             name:str|None=None,   # the entry's name (default: the object's `name` attribute, else its lower-cased `__name__`)
+             obj=None,             # the factory, or an import path 'module:attribute' (then nothing is imported until used)
+            ):
+    "Register `obj` under `name`; without `obj`, a decorator that registers what it decorates and returns it unchanged."
+    if obj is None and callable(name) and not isinstance(name, str): name, obj = None, name   # bare @REGISTRY.register
+    def add(o):
+        key = name if name is not None else getattr(o, "name", None) if isinstance(getattr(o, "name", None), str) else getattr(o, "__name__", "").lower()
+        if not isinstance(key, str) or not key or key != key.strip() or " " in key:
+            raise ValueError(f"a {self.kind} name must be a non-empty string without spaces, got {key!r}")
+        if not (isinstance(o, str) and ":" in o) and not callable(o):
+            raise TypeError(f"a {self.kind} must be a class, a function or an import path 'module:attribute', got {o!r}")
+        old = self._items.get(key)
+        if old is not None and old is not o and not _same_definition(old, o):
+            raise ValueError(f"{self.kind} name {key!r} is taken by {_qualname(old)}: register {_qualname(o)} under another name")
+        self._items[key] = o
+        return o
+    return add if obj is None else add(obj)
+
+# %% ../nbs/00_core.ipynb #445f9e1d
+@patch
+def get(self:Registry, name:str):
+    "The factory registered under `name` (imported first if it was registered lazily); ValueError if unknown."
+    if name not in self._items:
+        import difflib
+        close = difflib.get_close_matches(str(name), list(self._items), n=1)
+        raise ValueError(f"unknown {self.kind} {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+                         + f"; known {self.plural}: {', '.join(self.names()) or 'none'}" + (f". {self.hint}" if self.hint else ""))
+    o = self._items[name]
+    if isinstance(o, str):
+        mod, _, attr = o.partition(":")
+        o = self._items[name] = getattr(importlib.import_module(mod), attr)
+    return o
+
+# %% ../nbs/00_core.ipynb #d05c4b37
+@patch
+def make(self:Registry, name:str, **kwargs):
+    "Build the component `name` with `kwargs`."
+    return self.get(name)(**kwargs)
+
+# %% ../nbs/00_core.ipynb #0d6829b0
+@patch
+def names(self:Registry) -> list[str]:
+    "The registered names, sorted."
+    return sorted(self._items)
+
+# %% ../nbs/00_core.ipynb #8e5bc33e
+@patch
+def keys(self:Registry) -> list[str]:
+    "The registered names, sorted (as a dict's keys)."
+    return self.names()
+
+# %% ../nbs/00_core.ipynb #98d2959e
+@patch
+def items(self:Registry) -> list[tuple]:
+    "(name, factory) pairs, sorted by name; lazy entries are imported."
+    return [(k, self.get(k)) for k in self.names()]
 
 # %% ../nbs/00_core.ipynb #a79556b5
 PAGE_WIDTH_PX = 800   # the width of a docs page's text column, in CSS pixels (Quarto's default body width)
@@ -533,6 +569,7 @@ def figure_fonts(
         rows.append(dict(text=t.get_text()[:40], size_pt=t.get_fontsize(), page_pt=round(t.get_fontsize() * fig.dpi / 96 * scale, 2), where=where))
     return pd.DataFrame(rows, columns=["text", "size_pt", "page_pt", "where"])
 
+# %% ../nbs/00_core.ipynb #80b57b57
 def page_fontsize(
     fig,                          # a matplotlib Figure
     min_pt:float=9,               # the size the text should show at on the page, in points
@@ -542,6 +579,7 @@ def page_fontsize(
     dpi = dpi or fig.dpi
     return max(min_pt, min_pt * 96 / min(dpi, PAGE_WIDTH_PX / fig.get_figwidth()))
 
+# %% ../nbs/00_core.ipynb #c10e11b6
 def check_figure_fonts(
     fig,                          # a matplotlib Figure
     min_pt:float=9,               # the smallest size a reader should have to read, in points on the page
@@ -556,6 +594,7 @@ def check_figure_fonts(
                          f"e.g. {small.head(4)[['text', 'size_pt', 'page_pt']].to_dict('records')}: make the figure narrower "
                          f"(at {fig.dpi:g} dpi, {page_px / fig.dpi:.1f} inches show unscaled) or its fonts larger")
 
+# %% ../nbs/00_core.ipynb #131be2ae
 def save_figure(
     fig,                          # a matplotlib Figure
     path:str|Path,                # where to write the image (the format from its suffix, e.g. .png)
@@ -583,12 +622,14 @@ def exit_with_parent(
     t.start()
     return t
 
+# %% ../nbs/00_core.ipynb #985e2d08
 def _init_pool_worker(parent:int, initializer, initargs:tuple):
     "Initializer of `worker_pool`'s processes: Ctrl-C is the parent's, the parent's end is this worker's, then the caller's own."
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     exit_with_parent(parent)
     if initializer is not None: initializer(*initargs)
 
+# %% ../nbs/00_core.ipynb #1f6af1e7
 class _Pool(ProcessPoolExecutor):
     "A process pool that, left by an exception (Ctrl-C included), ends its workers at once instead of waiting for their work."
     def __exit__(self, exc_type, exc, tb):
@@ -609,6 +650,7 @@ class _Pool(ProcessPoolExecutor):
                 if p.is_alive(): p.kill()
         self.shutdown(wait=False, cancel_futures=True)
 
+# %% ../nbs/00_core.ipynb #f3324111
 def worker_pool(
     n:int,                  # worker processes
     context:str="spawn",    # multiprocessing start method ('spawn': a fresh interpreter, safe with torch's threads)
@@ -636,6 +678,7 @@ _log = get_logger("core")   # waits for another process's lock
 _held = threading.local()   # the lock files each thread holds: `cache_lock` is re-entrant within a thread
 _NO_FLOCK = (errno.ENOSYS, errno.ENOLCK, errno.EOPNOTSUPP)   # what a file system without flock answers
 
+# %% ../nbs/00_core.ipynb #881630d2
 def _acquire(lock:FileLock, path:Path, timeout:float|None) -> bool:
     "Take `lock`, waiting (logged at INFO) while another process holds it; False where the file system has no flock."
     try:
@@ -654,6 +697,7 @@ def _acquire(lock:FileLock, path:Path, timeout:float|None) -> bool:
                      f"so two processes may both build {path.name}")
         return False
 
+# %% ../nbs/00_core.ipynb #9ef1e53e
 @contextlib.contextmanager
 def cache_lock(
     path:str|Path,            # the entry the lock guards (a file or a folder); the lock is the file `<path>.lock` beside it
@@ -687,6 +731,7 @@ def file_sha256(path:str|Path, chunk:int=1<<20) -> str:
     "SHA-256 hex digest of a file's bytes, read in chunks."
     return _file_hash(path, hashlib.sha256(), chunk)
 
+# %% ../nbs/00_core.ipynb #ced28c6a
 def run_files(folder:str|Path) -> list[str]:
     "The files of a run in `folder` (POSIX paths relative to it), sorted: every file but the completion record and dot-names."
     folder = Path(folder)
@@ -698,6 +743,7 @@ def run_files(folder:str|Path) -> list[str]:
             out.append(rel.as_posix())
     return out
 
+# %% ../nbs/00_core.ipynb #13e2b49a
 def write_completion(
     folder:str|Path,          # the run's folder
     files:list|None=None,     # its files, relative to `folder` (None: `run_files(folder)`)
@@ -711,6 +757,7 @@ def write_completion(
                **info, files={f: dict(bytes=(folder/f).stat().st_size, sha256=file_sha256(folder/f)) for f in files})
     return save_json(rec, Path(record_in or folder)/COMPLETE)
 
+# %% ../nbs/00_core.ipynb #28d821cb
 def check_completion(
     folder:str|Path,   # a run's folder
 ) -> list[str]:        # what keeps it from being a finished run; [] when every file matches its record
@@ -729,15 +776,16 @@ def check_completion(
             problems.append(f"{f} has changed since the run finished (its SHA-256 differs from {COMPLETE})")
     return problems
 
-
 # %% ../nbs/00_core.ipynb #dd299d51
 class FolderBusy(RuntimeError):
     "Another process is writing the folder (its details in the message)."
 
+# %% ../nbs/00_core.ipynb #f3101628
 def _missing_dirs(folder:Path) -> list:
     "`folder` and its parents that do not exist yet, deepest first: what making `folder` would create."
     return [p for p in (folder, *folder.parents) if not p.exists()]
 
+# %% ../nbs/00_core.ipynb #1476b004
 def _holder(lock_path:Path) -> str:
     "Who holds a folder lock, as its file says it."
     try: h = json.loads(lock_path.read_text() or "{}")
@@ -745,6 +793,7 @@ def _holder(lock_path:Path) -> str:
     if not h: return "another process"
     return f"process {h.get('pid')} on {h.get('host')} ({h.get('command') or 'no command recorded'}), since {h.get('started')}"
 
+# %% ../nbs/00_core.ipynb #077a39fd
 @contextlib.contextmanager
 def folder_lock(
     folder:str|Path,     # the folder to write (created if needed)
@@ -778,6 +827,7 @@ def folder_lock(
             try: d.rmdir()
             except OSError: break
 
+# %% ../nbs/00_core.ipynb #e55e9b86
 def folder_locked(folder:str|Path) -> bool:
     "Whether a process holds `folder_lock` on `folder` now (a lock whose holder died is free: the system released it)."
     import fcntl
@@ -786,7 +836,6 @@ def folder_locked(folder:str|Path) -> bool:
     try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); return False
     except BlockingIOError: return True
     finally: os.close(fd)
-
 
 # %% ../nbs/00_core.ipynb #4eb04a55
 def finished_run_problem(
@@ -808,6 +857,7 @@ def finished_run_problem(
                 "or replace it with force=True")
     return None
 
+# %% ../nbs/00_core.ipynb #22b2fd5b
 @contextlib.contextmanager
 def staged_run(
     out:str|Path,          # the folder the run's files go to
@@ -840,17 +890,18 @@ def staged_run(
             os.replace(stage/COMPLETE, out/COMPLETE)               # last: the run is finished
         finally: shutil.rmtree(stage, ignore_errors=True)          # what is left of it: all of it, if the run failed
 
-
 # %% ../nbs/00_core.ipynb #d7044fb3
 class UnsafeFileError(ValueError):
     "A file holds Python objects that loading would have to construct (and so could run code): not loaded."
 
+# %% ../nbs/00_core.ipynb #96fd09fa
 _NUMPY_SAFE = re.compile(r"numpy\.(?:_core|core)\.multiarray\.(?:_reconstruct|scalar)|numpy\.ndarray|numpy\.dtype|numpy\.dtypes\.\w+DType")
 
 def _resolve(name:str):
     mod, _, attr = name.rpartition(".")
     return getattr(importlib.import_module(mod), attr)
 
+# %% ../nbs/00_core.ipynb #0afac9e7
 def safe_torch_load(
     path:str|Path,          # a file written by `torch.save`
     map_location="cpu",     # where tensors go
@@ -871,11 +922,11 @@ def safe_torch_load(
     with torch.serialization.safe_globals([_resolve(n) for n in names] + dtypes):
         return torch.load(path, map_location=map_location, weights_only=True)
 
-
 # %% ../nbs/00_core.ipynb #d173a69a
 class DamagedFileError(ValueError):
     "A file parses, but its contents no longer match the SHA-256 recorded when it was written."
 
+# %% ../nbs/00_core.ipynb #1af685a1
 def _digest(obj, h) -> None:
     if isinstance(obj, torch.Tensor):
         t = obj.detach().cpu().contiguous()
@@ -890,16 +941,19 @@ def _digest(obj, h) -> None:
     elif obj is None or isinstance(obj, (bool, int, float, str, bytes, np.generic)): h.update(f"S{type(obj).__name__}{obj!r}".encode())
     else: raise TypeError(f"cannot digest a {type(obj).__name__}: seal tensors, arrays and plain data (dicts, lists, numbers, strings)")
 
+# %% ../nbs/00_core.ipynb #1f26bddf
 def content_sha256(obj) -> str:
     "SHA-256 of nested tensors, arrays and plain data: equal contents, equal digest (dict keys in sorted order)."
     h = hashlib.sha256(); _digest(obj, h)
     return h.hexdigest()
 
+# %% ../nbs/00_core.ipynb #6ad3a178
 def seal(d:dict) -> dict:
     "`d` with the digest of its contents under 'sha256', to save; `check_seal` verifies it after loading."
     body = {k: v for k, v in d.items() if k != "sha256"}
     return body | dict(sha256=content_sha256(body))
 
+# %% ../nbs/00_core.ipynb #6b3eb277
 def check_seal(
     d:dict,                 # a loaded dict, sealed by `seal` (or written before seals: then not checked)
     path:str|Path,          # the file it came from, for the message
@@ -924,6 +978,7 @@ def memory_limit() -> int:
     except OSError: pass
     return 2**63
 
+# %% ../nbs/00_core.ipynb #f7a45517
 def check_memory(
     nbytes:int,       # what the allocation needs
     what:str,         # what it is, as the message says it (e.g. "feats.npz['features'], a (2000000000, 4) float32 array")
@@ -936,4 +991,3 @@ def check_memory(
         raise MemoryError(f"{what} would need {gb(nbytes)}, more than the {gb(limit)} this run may use"
                           + (" (FEWSHOT_MAX_MEMORY_GB)" if os.environ.get("FEWSHOT_MAX_MEMORY_GB") else " (the memory available now)")
                           + (f": {fix}" if fix else ""))
-

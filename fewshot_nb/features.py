@@ -34,6 +34,7 @@ def _as_names(labels, class_names, n:int):
         raise ValueError(f"labels hold codes in [{codes.min()}, {codes.max()}] but class_names has {len(class_names)} names")
     return np.asarray(class_names)[codes]
 
+# %% ../nbs/21_features.ipynb #fa2863f9
 def embed_images(
     embed,                 # callable: (b, C, H, W) float images on `device` -> (b, d) features
     images,                # (n, C, H, W) tensor (uint8 0..255 or float in [0, 1]), or anything with `.floats(idx)` (`ImageSource`)
@@ -53,6 +54,7 @@ def embed_images(
                 out.append(embed(get(idx[i:i + batch_size]).to(device))); bar.update(min(batch_size, n - i))
         return torch.cat(out)
 
+# %% ../nbs/21_features.ipynb #af71bf26
 def _embed_batches(embed, batches, n:int, device, progress) -> torch.Tensor:
     "Features (n, d) on the CPU of the float batches that `batches` yields, embedded one after the other without gradients."
     out = []
@@ -61,6 +63,7 @@ def _embed_batches(embed, batches, n:int, device, progress) -> torch.Tensor:
             out.append(embed(x.to(device)).float().cpu()); bar.update(len(x))
     return torch.cat(out)
 
+# %% ../nbs/21_features.ipynb #99277fae
 def _plain_images(x:torch.Tensor, normalize) -> tuple:
     """Images given as an array or tensor, checked: channels first ((n, H, W, 3) is moved), floats in [0, 1]; and the
     (mean, std) to standardise them with: ImageNet's for RGB under 'auto' (as `EvalTransform`, the transform of every
@@ -85,6 +88,7 @@ def _plain_images(x:torch.Tensor, normalize) -> tuple:
     if stats is not None: _log.info(f"images in memory: /255 to [0, 1], then Normalize(mean={stats[0]}, std={stats[1]})")
     return x, stats
 
+# %% ../nbs/21_features.ipynb #7ae36f5b
 def extract_features(
     model:nn.Module,        # a backbone (images -> (n, d) features) or a `Method` (its `embed` is used)
     images,                 # `OmniglotImages`, an `ImageSource`, a source read from disk (`ImageFolderSource`, a data.datasets
@@ -152,7 +156,6 @@ def extract_features(
     if path is not None: src.save(path)
     return src
 
-
 # %% ../nbs/21_features.ipynb #48dfb5c5
 SPLITS = ("weak", "minimal1", "minimal2", "alphabet", "lake", "vinyals")
 
@@ -188,6 +191,7 @@ CACHE_FORMAT, CACHE_VERSION = "fewshot_nb.features", 3   # 2: the features as a 
 class FeatureCacheError(ValueError):
     "A feature cache file that cannot be used: unreadable, of another format, or of another configuration."
 
+# %% ../nbs/21_features.ipynb #790de407
 def _changed_entry(path:Path) -> str|None:
     "Whether a cache entry's bytes differ from the SHA-256 its JSON record holds (records of older versions hold none)."
     try: want = json.loads(path.with_suffix(".json").read_text()).get("entry_sha256")
@@ -199,6 +203,7 @@ def _changed_entry(path:Path) -> str|None:
         if not want or file_sha256(path) == want: return None
     return "may be truncated or corrupt: its SHA-256 differs from the one its .json record holds (it has changed since it was written)"
 
+# %% ../nbs/21_features.ipynb #bd8314a0
 def read_feature_cache(path:Path, config:dict|None=None,
                        parts:bool=False,   # also return the base-class features and the backbone (a dict of everything)
                       ) -> tuple[FeatureSource, torch.Tensor, dict]|dict:
@@ -235,6 +240,7 @@ def read_feature_cache(path:Path, config:dict|None=None,
     if parts: return dict(test=src, base=base, base_mean=base_mean, backbone=bb, record=record)
     return src, base_mean, record
 
+# %% ../nbs/21_features.ipynb #902670a2
 def write_feature_cache(path:Path, src:FeatureSource, base_mean:torch.Tensor, record:dict, config:dict,
                         base:FeatureSource|None=None,  # features of the base (training) classes
                         backbone:dict|None=None,       # the backbone: {'name', 'kwargs', 'state_dict'}
@@ -252,6 +258,7 @@ def write_feature_cache(path:Path, src:FeatureSource, base_mean:torch.Tensor, re
         tmp_json.write_text(json.dumps(record | dict(entry_sha256=file_sha256(tmp_pt)), indent=2) + "\n")   # the entry's bytes, checked on read
     _log.info(f"features of {len(src):,} images cached in {path}")
 
+# %% ../nbs/21_features.ipynb #0783c429
 def feature_cache_entry(
     path:str|Path,     # the cache file (`.pt`); its record is written beside it as `.json`
     config:dict,       # the configuration the entry holds (checked when it is read)
@@ -289,6 +296,7 @@ def _base_mean_from(base_path:Path, dim:int) -> torch.Tensor:
     if not torch.isfinite(x).all(): raise ValueError(f"base features in {base_path} hold NaN or inf values")
     return (x.mean(0) if x.ndim == 2 else x).float()
 
+# %% ../nbs/21_features.ipynb #99bd8aff
 def load_features(
     path:str|Path,                 # a `FeatureSource.save` file, or a `pretrained_features` cache file
     base_path:str|Path|None=None,  # base-class features: a FeatureSource file, or a torch file of an (n, d) or (d,) tensor

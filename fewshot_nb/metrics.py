@@ -78,12 +78,14 @@ def _check_confidence(confidence:float):
     if not (isinstance(confidence, (int, float, np.floating)) and 0 < confidence < 1):
         raise ValueError(f"confidence must be a number strictly between 0 and 1 (e.g. 0.95), got {confidence!r}")
 
+# %% ../nbs/01_metrics.ipynb #28d45a4d
 def _half_width(std, n, confidence:float):
     "Student-t half width `t_{(1+c)/2, n-1} * std / sqrt(n)`, elementwise; NaN where n == 1."
     n = np.asarray(n, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         return stats.t.ppf((1 + confidence) / 2, n - 1) * np.asarray(std, dtype=float) / np.sqrt(n)
 
+# %% ../nbs/01_metrics.ipynb #d8b8e4ae
 @dataclass(frozen=True)
 class CI:
     "A mean with its confidence interval: `low = mean - half_width`, `high = mean + half_width`."
@@ -111,6 +113,7 @@ def _values(values, name:str="values") -> np.ndarray:
                          "rather than letting them vanish from the mean")
     return x
 
+# %% ../nbs/01_metrics.ipynb #3604a0bb
 def mean_ci(
     values,                 # (n,) one score per task
     confidence:float=0.95,  # coverage of the interval, in (0, 1)
@@ -209,6 +212,7 @@ class Ratio:
         return f"{self.ratio:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
     def __str__(self): return self.fmt()
 
+# %% ../nbs/01_metrics.ipynb #b05df6cf
 def ratio_ci(
     a,                      # (n_a,) non-negative scores of one condition, positive mean (e.g. per-task error)
     b,                      # (n_b,) scores of another condition, on other tasks, positive mean

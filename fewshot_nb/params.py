@@ -33,6 +33,7 @@ def injected_parameters(
         names += [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
     return list(dict.fromkeys(names))
 
+# %% ../nbs/05_params.ipynb #d5b7300e
 def declared_parameters(
     ns:dict,   # a notebook's namespace, `globals()`
 ) -> dict:     # name -> type, in the order of the parameters cell
@@ -43,6 +44,7 @@ def declared_parameters(
 # %% ../nbs/05_params.ipynb #bfad6c7b
 class _Mismatch(Exception): "A value that does not fit a type; its message is a hint on how to write one that does."
 
+# %% ../nbs/05_params.ipynb #a3cc684e
 def type_name(tp) -> str:
     "How a parameter's type is written: 'int', 'list[float]', 'str | None'."
     if tp is None or tp is type(None): return "None"
@@ -51,7 +53,10 @@ def type_name(tp) -> str:
     if origin is not None: return f"{origin.__name__}[{', '.join(type_name(a) for a in args)}]"
     return getattr(tp, "__name__", str(tp))
 
+# %% ../nbs/05_params.ipynb #38f7a20f
 class _Loader(yaml.SafeLoader): "PyYAML's safe loader, reading `1e-3` as a float (YAML 1.2) rather than a string (YAML 1.1)"
+
+# %% ../nbs/05_params.ipynb #40360841
 _Loader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*(\.[0-9_]*)?[eE][-+]?[0-9]+$"),
                               list("-+0123456789"))
 
@@ -62,6 +67,7 @@ def _from_yaml(s:str, kind:type):
     if not isinstance(v, kind): raise _Mismatch("")
     return v
 
+# %% ../nbs/05_params.ipynb #b867187d
 def _coerce(v, tp):
     "`v` checked against `tp`, converted where that loses nothing (int -> float, YAML string -> list or dict)."
     origin, args = typing.get_origin(tp), typing.get_args(tp)
@@ -104,6 +110,7 @@ def _coerce(v, tp):
         raise _Mismatch("")
     raise TypeError(f"check_parameters cannot check the type {type_name(tp)}")
 
+# %% ../nbs/05_params.ipynb #aac1c43f
 def check_value(
     name:str,  # the parameter's name, for the message
     value,     # its value
@@ -129,6 +136,7 @@ _BOUNDS = {"at least": (lambda v, x: v >= x), "above": (lambda v, x: v > x),
            "at most": (lambda v, x: v <= x), "below": (lambda v, x: v < x)}
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 
+# %% ../nbs/05_params.ipynb #5d926d4a
 @dataclass(frozen=True)
 class Constraint:
     "One clause of a parameter's constraints: a bound, an excluded value, `finite`, a set of choices, a list's length, `distinct` or `not empty`."
@@ -167,6 +175,7 @@ class Constraint:
                 return f"{each}must be {self.kind} {self.arg:g}, got {v!r}"
         return None
 
+# %% ../nbs/05_params.ipynb #2cbb0fb4
 def parse_constraints(
     comment:str,   # a parameter's help comment (without the '#')
 ) -> list:         # its `Constraint`s; [] when the comment does not end in '[...]'
@@ -191,6 +200,7 @@ def parse_constraints(
                          "'at most N items', 'distinct' or 'not empty'")
     return out
 
+# %% ../nbs/05_params.ipynb #d3d2287d
 def parameter_comments(
     src:str,   # the source of a parameters cell
 ) -> dict:     # name -> its help comment, for each annotated top-level name, in order
@@ -214,6 +224,7 @@ def parameters_source(
         if declared and declared <= names: return src
     return None
 
+# %% ../nbs/05_params.ipynb #2a03a960
 class Parameters(dict):
     "The checked parameters of a run (a dict), with where each value came from in `sources`."
     def __init__(self, values:dict, sources:dict):
@@ -225,6 +236,7 @@ class Parameters(dict):
         if unknown := sorted(set(values) - set(self)): raise KeyError(f"not parameters of this run: {unknown}")
         return Parameters({**self, **values}, self.sources)
 
+# %% ../nbs/05_params.ipynb #01cad2ec
 def check_parameters(
     ns:dict,            # the notebook's namespace: `globals()`, after the parameters cell and papermill's cell
     source:str|None=None,  # the parameters cell's source (None: found in the kernel's `In`), for the constraints of its comments
@@ -282,6 +294,7 @@ def parameter_defaults(
             except ValueError: out[n.target.id] = ast.unparse(n.value)   # an expression: shown as written
     return out
 
+# %% ../nbs/05_params.ipynb #21f22422
 def preset_table(
     src:str|None,         # the source of the parameters cell (None, outside a kernel: the defaults column stays empty)
     presets:dict,         # preset name -> {parameter: value}

@@ -37,6 +37,7 @@ class TaskTensors:
         "Support items per class: (n_tasks, n_way)."
         return self.onehot.sum(1)
 
+# %% ../nbs/20_tasks.ipynb #66629aed
 def _mask(m, shape, name, device):
     if m is None: return torch.ones(shape, dtype=torch.bool, device=device)
     m = torch.as_tensor(m, device=device)
@@ -44,6 +45,7 @@ def _mask(m, shape, name, device):
     if tuple(m.shape) != tuple(shape): raise ValueError(f"{name} has shape {tuple(m.shape)}, expected {tuple(shape)}")
     return m
 
+# %% ../nbs/20_tasks.ipynb #4aed9613
 def task_tensors(
     support,                # (n_tasks, n_support, d) float features
     support_labels,         # (n_tasks, n_support) integer labels in 0..n_way-1 (-1 marks padding)
@@ -131,6 +133,7 @@ def prototypes(
     if (counts == 0).any(): raise ValueError("a class of some task has no support item: every class needs at least one shot")
     return onehot.transpose(1, 2) @ feats / counts.unsqueeze(-1)
 
+# %% ../nbs/20_tasks.ipynb #5a26b0d1
 def proto_logits(
     support:torch.Tensor, # (n_tasks, n_support, d) support features
     labels:torch.Tensor,  # (n_tasks, n_support) support labels

@@ -21,6 +21,7 @@ _MISSING = "n/a (not in this run)"
 
 class _Miss(Exception): "A placeholder whose file, row or finding this run does not hold."
 
+# %% ../../nbs/bench/60b_discussion.ipynb #621777e6
 def _number(x, fmtspec:str|None) -> str:
     if isinstance(x, str): return x
     x = float(x)
@@ -32,6 +33,7 @@ def _number(x, fmtspec:str|None) -> str:
     digits = int(fmtspec.split(".")[1]) if fmtspec else 1
     return fmt(x, digits, signed=bool(fmtspec) and fmtspec.startswith("+"))
 
+# %% ../../nbs/bench/60b_discussion.ipynb #f6eccd59
 def _finding(R:RunFiles, kind:str, text:str, fmtspec:str|None) -> str:
     f = R.csv("findings.csv")
     hit = f[f["claim"].str.contains(text, regex=False)]
@@ -50,6 +52,7 @@ def _finding(R:RunFiles, kind:str, text:str, fmtspec:str|None) -> str:
         return fmt(lo, digits) if lo == hi else f"{fmt(lo, digits)} to {fmt(hi, digits)}"
     raise ValueError(f"unknown placeholder kind {kind!r}")
 
+# %% ../../nbs/bench/60b_discussion.ipynb #092e3921
 def _json(R:RunFiles, file:str, rest:str, fmtspec:str|None) -> str:
     "A value of a JSON file of the run (e.g. run.json), by its dotted path after '->'."
     import json
@@ -63,6 +66,7 @@ def _json(R:RunFiles, file:str, rest:str, fmtspec:str|None) -> str:
     if isinstance(x, (str, bool)) or x is None or (isinstance(x, int) and fmtspec is None): return str(x)   # an int stays one
     return _number(x, fmtspec)
 
+# %% ../../nbs/bench/60b_discussion.ipynb #9df814b6
 def _cell(R:RunFiles, file:str, rest:str, fmtspec:str|None) -> str:
     if "->" not in rest: raise ValueError(f"{{{file}: {rest}}}: name the column after '->', e.g. {{{file}: method=mhd -> error_pct}}")
     sel, what = (s.strip() for s in rest.split("->", 1))
@@ -105,6 +109,7 @@ def findings_markdown(
     esc = lambda s: str(s).replace("|", "\\|").replace("\n", " ")
     return head + "".join("\n| " + " | ".join(esc(c) for c in row) + " |" for row in rows)
 
+# %% ../../nbs/bench/60b_discussion.ipynb #2d006029
 def render_template(
     template:str,              # Markdown with placeholders (see above)
     files:RunFiles,            # the run's files
@@ -145,6 +150,7 @@ def render_template(
     if dropped: text += f"\n\n*{dropped} item{'s' if dropped > 1 else ''} of this discussion left out: not in this run.*"
     return text
 
+# %% ../../nbs/bench/60b_discussion.ipynb #b7d759ba
 def discuss(
     template:str,            # the discussion: Markdown with placeholders
     out_dir:str|Path,        # the run's folder

@@ -72,6 +72,7 @@ def _path_or_source(x, what:str):
     if x is None or isinstance(x, (FeatureSource, str, Path)): return x
     raise TypeError(f"{what} must be a FeatureSource or the path of a features file, got {type(x).__name__}")
 
+# %% ../../nbs/bench/63_evaluate.ipynb #6222cdf3
 def load_feature_sets(
     features,             # test features: a FeatureSource or a features file (any format of `read_features`)
     base=None,            # base-class features: a FeatureSource, a features file, a file of their (d,) mean only, or a (d,) tensor
@@ -135,6 +136,7 @@ class MethodSpec:
         "Whether the method is meta-trained on base features (Versa, SIB)."
         return issubclass(SOLVERS[self.name], MetaSolver)
 
+# %% ../../nbs/bench/63_evaluate.ipynb #7c39c1bb
 def _method_list(methods) -> list[str]:
     names = [m.strip() for m in methods.split(",")] if isinstance(methods, str) else [str(m).strip() for m in methods]
     if not names or "" in names: raise ValueError(f"methods must name one or more solvers, e.g. 'simpleshot,tim', got {methods!r}")
@@ -143,6 +145,7 @@ def _method_list(methods) -> list[str]:
         raise ValueError(f"unknown method{'s' * (len(unknown) > 1)} {unknown}; the solvers are: {', '.join(sorted(SOLVERS))}")
     return names
 
+# %% ../../nbs/bench/63_evaluate.ipynb #2e086518
 def _per_method(d, what:str, names:list) -> dict:
     if d is None: return {}
     if not isinstance(d, dict) or not all(isinstance(v, dict) for v in d.values()):
@@ -150,6 +153,7 @@ def _per_method(d, what:str, names:list) -> dict:
     if extra := [k for k in d if k not in names]: raise ValueError(f"{what} names {extra}, which are not among the methods {names}")
     return d
 
+# %% ../../nbs/bench/63_evaluate.ipynb #b6d45b1c
 def check_methods(
     methods,                    # solver names: a list, or one comma-separated string
     method_kwargs=None,         # {method: {argument: value}}: fixed constructor arguments; {'meta_fit': {...}} for Versa and SIB
@@ -223,6 +227,7 @@ def _int(name:str, v, lo:int) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo: raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
     return int(v)
 
+# %% ../../nbs/bench/63_evaluate.ipynb #320dc217
 def _shots(shots) -> list[int]:
     "The shots as a list of distinct integers >= 1 (from an int, a sequence, or text such as '1,5')."
     bad = ValueError(f"shots must be distinct integers >= 1, e.g. (1, 5) or '1,5', got {shots!r}")
@@ -231,6 +236,7 @@ def _shots(shots) -> list[int]:
     if not s or len(set(s)) != len(s) or any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1 for x in s): raise bad
     return [int(x) for x in s]
 
+# %% ../../nbs/bench/63_evaluate.ipynb #03f11a05
 def evaluate_features(
     features,                 # test features: a features file (.npy, .npz, .pt, .parquet, .csv), a FeatureSource, or a FeatureSets
     methods,                  # solver names: a list, or a comma-separated string ('simpleshot,tim')

@@ -21,10 +21,12 @@ VERDICTS = ("reproduced", "smaller effect", "larger effect", "direction only", "
 TESTS = ("effect", "equivalence", "direction", "untested")   # "null" is taken for "equivalence" (a claim of no effect)
 KINDS = ("paper", "control")   # a claim a paper of ours states, or a sanity or plumbing check of ours
 
+# %% ../../nbs/bench/60a_findings.ipynb #43deaf85
 def _nan(x) -> bool:
     try: return x is None or math.isnan(float(x))
     except (TypeError, ValueError): return True
 
+# %% ../../nbs/bench/60a_findings.ipynb #0dba9c64
 def decide(
     test:str,                    # 'effect', 'equivalence' ('null' is the same), 'direction' or 'untested'
     ours:float,                  # our estimate (NaN: not measured)
@@ -64,10 +66,12 @@ def decide(
     if sign * (far - null) < m: return "not reproduced (opposite direction)" if sign * (far - null) < 0 else "not reproduced"
     return "inconclusive"
 
+# %% ../../nbs/bench/60a_findings.ipynb #24a9640c
 def _qualified(v:str, seeds_matter:bool, seeds:int) -> str:
     "A verdict with '(one seed)' where seeds are known to move the result and one is all there is."
     return v + " (one seed)" if seeds_matter and int(seeds) == 1 and v != "untested" else v
 
+# %% ../../nbs/bench/60a_findings.ipynb #2893602f
 def verdict_base(v:str) -> str:
     "The verdict without its qualifier: 'reproduced (one seed)' -> 'reproduced'."
     return str(v).split(" (")[0]
@@ -160,6 +164,7 @@ def findings_table(
     rows = [dict(asdict(f), verdict=f.verdict, ratio=f.ratio) for f in findings]
     return pd.DataFrame(rows, columns=FINDINGS_COLUMNS)
 
+# %% ../../nbs/bench/60a_findings.ipynb #16027046
 def verdict_of(
     row,   # a row of a findings table (a dict or a pandas Series with FINDINGS_COLUMNS)
 ) -> str:  # its verdict by the one rule
@@ -169,6 +174,7 @@ def verdict_of(
                int(g("sign", 0)), g("margin"))
     return _qualified(v, bool(g("seeds_matter", False)), int(g("seeds", 1)))
 
+# %% ../../nbs/bench/60a_findings.ipynb #234986b8
 def paper_findings_missing_numbers(
     table:pd.DataFrame,   # a findings table (FINDINGS_COLUMNS)
 ) -> pd.DataFrame:        # its 'paper' rows tested for direction only although the paper prints a number, with no reason why

@@ -6,6 +6,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bench/generation.html.md"""
 
 # %% ../../nbs/bench/62_generation.ipynb #3956d97f
 from __future__ import annotations
+from fastcore.basics import patch
 import os, time, json
 from pathlib import Path
 import numpy as np, pandas as pd, torch
@@ -57,45 +58,54 @@ class GenerationBench:
                                  n_per_class=n_per_class, seed=seed)
         self.tasks = self.human.tasks
 
-    @property
-    def n_samples(self) -> int:
-        "Drawings per test class (the second dimension of `images`)."
-        return self.images.shape[1]
-
-    def prototypes(self) -> Tensor:
-        "(n_classes, 1, S, S) the prototype of each test class (Eq. 1), floats in [0, 1], ink = 1."
-        p = self.images[np.arange(len(self.classes)), self.human.prototypes]
-        return torch.from_numpy(p).float().div_(255).unsqueeze(1)
-
-    def stretch(self,
-                images:Tensor,   # (..., H, W) images in [0, 1]
-               ) -> Tensor:      # the same, each stretched to span [0, 1] if `minmax` (constant images are left as they are)
-        "The released scripts' min-max scaling of each image before the critics' threshold (a no-op on real drawings)."
-        if not self.minmax: return images
-        lo, hi = images.amin((-2, -1), keepdim=True), images.amax((-2, -1), keepdim=True)
-        span = hi - lo
-        return torch.where(span > 1e-6, (images - lo) / span.clamp_min(1e-6), images)
-
-    def human_table(self) -> pd.DataFrame:
-        "The human point per class: class name, prototype index, diversity, recognizability (a fraction)."
-        return self.human.table().assign(**{"class": self.classes})[["class", "prototype", "diversity", "recognizability_frac"]]
-
-    def evaluate(self,
-                 samples:Tensor,  # (n_classes, N, 1, S, S) generated images in [0, 1], classes in `self.classes` order
-                ) -> pd.DataFrame: # one row per class: class, diversity, recognizability_frac (a fraction in [0, 1])
-        "Diversity (Eq. 2, SimCLR features) and recognizability (ProtoNet critic, the bench's tasks) of samples, per class."
-        n_c = len(self.classes)   # the tasks query `n_samples` per class, at the bench's size, in [0, 1]: `check_samples` refuses the rest
-        samples = check_samples(samples, self.n_samples, self.image_size, 1, n_c, who="the samples").cpu()
-        samples = self.stretch(samples)
-        flat = samples.flatten(0, 1)
-        feats = critic_features(self.simclr, flat, progress=None, desc="diversity").view(n_c, samples.shape[1], -1)
-        rec = recognizability(self.protonet, self.prototypes(), samples, self.tasks)
-        return pd.DataFrame({"class": self.classes, "diversity": diversity(feats), "recognizability_frac": rec.per_class})
-
     def __repr__(self):
         return (f"GenerationBench({self.image_size} px: {self.train.n_classes} training classes, {len(self.classes)} test classes "
                 f"x {self.n_samples} drawings, {self.tasks.n_tasks} recognizability tasks; human: diversity "
                 f"{self.human.diversity_ci.fmt()}, recognizability {self.human.recognizability_ci.fmt(100)} %)")
+
+# %% ../../nbs/bench/62_generation.ipynb #4b2ba85e
+@patch
+def prototypes(self:GenerationBench) -> Tensor:
+    "(n_classes, 1, S, S) the prototype of each test class (Eq. 1), floats in [0, 1], ink = 1."
+    p = self.images[np.arange(len(self.classes)), self.human.prototypes]
+    return torch.from_numpy(p).float().div_(255).unsqueeze(1)
+
+# %% ../../nbs/bench/62_generation.ipynb #fa1ca206
+@patch
+def stretch(self:GenerationBench,
+            images:Tensor,   # (..., H, W) images in [0, 1]
+           ) -> Tensor:      # the same, each stretched to span [0, 1] if `minmax` (constant images are left as they are)
+    "The released scripts' min-max scaling of each image before the critics' threshold (a no-op on real drawings)."
+    if not self.minmax: return images
+    lo, hi = images.amin((-2, -1), keepdim=True), images.amax((-2, -1), keepdim=True)
+    span = hi - lo
+    return torch.where(span > 1e-6, (images - lo) / span.clamp_min(1e-6), images)
+
+# %% ../../nbs/bench/62_generation.ipynb #1329dea4
+@patch
+def human_table(self:GenerationBench) -> pd.DataFrame:
+    "The human point per class: class name, prototype index, diversity, recognizability (a fraction)."
+    return self.human.table().assign(**{"class": self.classes})[["class", "prototype", "diversity", "recognizability_frac"]]
+
+# %% ../../nbs/bench/62_generation.ipynb #8aa6cbf4
+@patch
+def evaluate(self:GenerationBench,
+             samples:Tensor,  # (n_classes, N, 1, S, S) generated images in [0, 1], classes in `self.classes` order
+            ) -> pd.DataFrame: # one row per class: class, diversity, recognizability_frac (a fraction in [0, 1])
+    "Diversity (Eq. 2, SimCLR features) and recognizability (ProtoNet critic, the bench's tasks) of samples, per class."
+    n_c = len(self.classes)   # the tasks query `n_samples` per class, at the bench's size, in [0, 1]: `check_samples` refuses the rest
+    samples = check_samples(samples, self.n_samples, self.image_size, 1, n_c, who="the samples").cpu()
+    samples = self.stretch(samples)
+    flat = samples.flatten(0, 1)
+    feats = critic_features(self.simclr, flat, progress=None, desc="diversity").view(n_c, samples.shape[1], -1)
+    rec = recognizability(self.protonet, self.prototypes(), samples, self.tasks)
+    return pd.DataFrame({"class": self.classes, "diversity": diversity(feats), "recognizability_frac": rec.per_class})
+
+# %% ../../nbs/bench/62_generation.ipynb #4c4d54fb
+@patch(as_prop=True)
+def n_samples(self:GenerationBench) -> int:
+    "Drawings per test class (the second dimension of `images`)."
+    return self.images.shape[1]
 
 # %% ../../nbs/bench/62_generation.ipynb #c78f368c
 def schedule_callbacks(
@@ -109,6 +119,7 @@ def schedule_callbacks(
     if schedule != "plateau": return [] if schedule is None else [LRSchedule(schedule)]
     return [LRSchedule("plateau", step=model.epoch_steps(source), patience=lr_patience)]
 
+# %% ../../nbs/bench/62_generation.ipynb #6bb84197
 @keeps_global_rng
 def train_generative_model(
     model:GenerativeModel,    # the model, freshly built (weights are trained in place)
@@ -157,6 +168,7 @@ GENERATOR_RECIPES = {   # args: what makes the name that model; train: the paper
     "dagan_rn": dict(args=dict(skip=False), train=dict(lr=1e-4, betas=(0.0, 0.9)),                    small=dict(lr=1e-3)),
 }
 
+# %% ../../nbs/bench/62_generation.ipynb #aebd5e1c
 def training_recipe(
     name:str,            # a name of `list_generators()`
     preset:str="small",  # 'small' or 'paper'
@@ -166,6 +178,7 @@ def training_recipe(
     r = GENERATOR_RECIPES.get(name, {})
     return {**r.get("train", {}), **(r.get("small", {}) if preset == "small" else {})}
 
+# %% ../../nbs/bench/62_generation.ipynb #2c125538
 def make_generator(
     name:str,               # a name of `list_generators()`: 'vae_ns', 'vae_stn', 'dagan_un', 'dagan_rn' (or one registered since)
     preset:str="small",     # 'small' (CPU minutes: the class's `small` constructor) or 'paper' (the paper's base architecture)
@@ -177,7 +190,7 @@ def make_generator(
     args = {**GENERATOR_RECIPES.get(name, {}).get("args", {}), **kwargs}
     return cls.small(**args) if preset == "small" and hasattr(cls, "small") else cls(**args)
 
-
+# %% ../../nbs/bench/62_generation.ipynb #0e5a9f84
 def list_generators() -> list[str]: # the registered names, sorted
     "Names of the models `make_generator` builds."
     return GENERATORS.names()
@@ -197,6 +210,7 @@ def _plan(image_size, train, name, preset="small", steps=300, epochs=None, batch
     return dict(model=m, steps=n_steps, recipe=recipe, tag=tag, batch_size=batch_size, seed=seed,
                 checkpoint=None if checkpoints is None else Path(checkpoints) / f"{tag}.pt")
 
+# %% ../../nbs/bench/62_generation.ipynb #9bc40bf8
 def run_generative_model(
     bench:GenerationBench,    # the fixed evaluation (its training data, prototypes, critics, tasks)
     name:str,                 # a name of `list_generators()`
@@ -228,6 +242,7 @@ def run_generative_model(
                 final_loss=float(tr["history"]["loss"].iloc[-1]),
                 summary=f"{tag}: {how}; diversity {scores.diversity.mean():.2f}, recognizability {100 * scores.recognizability_frac.mean():.1f} %")
 
+# %% ../../nbs/bench/62_generation.ipynb #0628d21c
 def _train_job(image_size:int, train:ImageSource, threads:int, job:dict) -> tuple[str, float]:
     "Worker of `train_generative_models`: train one configuration into its checkpoint; its tag and seconds."
     torch.set_num_threads(threads)
@@ -236,6 +251,7 @@ def _train_job(image_size:int, train:ImageSource, threads:int, job:dict) -> tupl
                                 checkpoint=p["checkpoint"], **p["recipe"])
     return p["tag"], round(tr["seconds"], 2)
 
+# %% ../../nbs/bench/62_generation.ipynb #fb9764f1
 def train_generative_models(
     bench:GenerationBench,    # the bench whose training data the models learn from
     jobs:list[dict],          # one dict per model: `run_generative_model`'s arguments after `bench` (name, beta, epochs, seed, ...)
@@ -271,6 +287,7 @@ def train_generative_models(
         futures = [ex.submit(work, bench.image_size, bench.train, max(1, cores // n_jobs), j) for j in jobs]
         return done | dict(f.result() for f in futures)
 
+# %% ../../nbs/bench/62_generation.ipynb #42674469
 def train_for_scoring(
     bench:GenerationBench,   # the bench (its training images)
     jobs:list[dict],         # `run_generative_model`'s configurations
@@ -301,6 +318,7 @@ def summarise_scores(
     return dict(**labels, diversity=d.mean, diversity_hw=d.half_width, recognizability_frac=r.mean,
                 recognizability_hw_frac=r.half_width, n_classes=len(scores))
 
+# %% ../../nbs/bench/62_generation.ipynb #f6b3c4cf
 def plot_plane(
     points:pd.DataFrame,   # rows with diversity, recognizability_frac (and diversity_hw, recognizability_hw_frac) columns
     human,                 # the human point: a `HumanPoint`, or (diversity, recognizability)

@@ -85,16 +85,19 @@ def _cell(v) -> str:
     if isinstance(v, float): return "" if math.isnan(v) else f"{v:.2f}"
     return str(v)
 
+# %% ../../nbs/bench/64_report.ipynb #3e3bd590
 def _md_table(df:pd.DataFrame) -> str:
     rows = [[_cell(v).replace("|", "\\|").replace("\n", " ") for v in r] for r in df.itertuples(index=False)]
     head = "| " + " | ".join(map(str, df.columns)) + " |\n|" + "---|" * len(df.columns)
     return head + "".join("\n| " + " | ".join(r) + " |" for r in rows)
 
+# %% ../../nbs/bench/64_report.ipynb #7f212a97
 def _html_table(df:pd.DataFrame) -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in r) + "</tr>" for r in df.itertuples(index=False))
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
+# %% ../../nbs/bench/64_report.ipynb #7989b78e
 def run_record(
     folder:str|Path,   # a run folder
 ) -> dict:             # what the report shows of its run.json (empty if it has none)
@@ -108,6 +111,7 @@ def run_record(
                 commit=r.get("git_commit"), dirty=r.get("git_dirty"), device=r.get("device"),
                 versions={k: v for k, v in (r.get("versions") or {}).items() if k in ("python", "torch", "numpy", "fewshot_nb")})
 
+# %% ../../nbs/bench/64_report.ipynb #1482e571
 def findings_view(
     findings:pd.DataFrame,   # rows of `collect_findings`'s table
 ) -> pd.DataFrame:           # the same rows with "paper's number", 'ours [95% CI]' and 'ours/paper' as text, for reading
@@ -116,6 +120,7 @@ def findings_view(
     paper = [f"{v} ({p})" if v and p else v or p for v, p in zip(t.paper_value, findings.paper_number)]
     return findings.assign(**{"paper's number": paper, "ours [95% CI]": t.ours_ci, "ours/paper": t.ratio_text})
 
+# %% ../../nbs/bench/64_report.ipynb #398e6050
 def report_blocks(
     findings:pd.DataFrame,   # `collect_findings`'s table
     runs:dict,               # experiment name -> run folder (for figures and records)
@@ -176,6 +181,7 @@ def _markdown(blocks, figures:Path|None, rel:str="figures") -> str:
                 out.append(f"![{cap}]({rel}/{name})")
     return "\n\n".join(out) + "\n"
 
+# %% ../../nbs/bench/64_report.ipynb #d543f8d8
 _CSS = ("body{font-family:sans-serif;max-width:70em;margin:auto;padding:1em}table{border-collapse:collapse;margin:.5em 0}"
         "td,th{border:1px solid #ccc;padding:.2em .5em;font-size:90%;vertical-align:top}img{max-width:100%}figure{margin:1em 0}")
 
@@ -191,6 +197,7 @@ def _html(blocks, title:str) -> str:
             out.append(f"<figure><img src='data:image/png;base64,{data}' alt='{html.escape(cap)}'><figcaption>{html.escape(cap)}</figcaption></figure>")
     return "\n".join(out) + "\n</body></html>\n"
 
+# %% ../../nbs/bench/64_report.ipynb #90b25149
 def write_report(
     runs:dict,               # experiment name -> run folder
     out:str|Path,            # where findings.csv and report/ go

@@ -25,10 +25,12 @@ def notebook_presets(
     _, rules = notebook_parameters(path).get("preset", (None, []))
     return [str(v) for r in rules if r.kind == "one of" for v in r.arg]
 
+# %% ../../nbs/bench/75_reproduce.ipynb #8e37b676
 def _closest(name:str, known:list) -> str:
     m = difflib.get_close_matches(name, known, n=1)
     return f" (did you mean {m[0]!r}?)" if m else ""
 
+# %% ../../nbs/bench/75_reproduce.ipynb #2f36a374
 def experiment_sweeps(
     out:str|Path,                      # the reproduction's folder
     experiments:list[str]|None=None,   # experiment names, e.g. ['exp_beta', 'exp_lake_runs'] (None: every experiment notebook)
@@ -65,6 +67,7 @@ def _executed(out:Path, e:str, folder:Path) -> None:
     if src.is_file():
         with atomic_write(out/f"{e}.ipynb") as tmp: shutil.copyfile(src, tmp)
 
+# %% ../../nbs/bench/75_reproduce.ipynb #b52b5a73
 def reproduce_papers(
     experiments:list[str]|None=None,  # experiment names (None: all)
     preset:str="default",             # smoke, default or paper
@@ -105,6 +108,7 @@ def reproduce_papers(
         return _reproduce_locked(t, table, sweeps, points, out, nbs, preset, executor, jobs, threads, slurm, retry_failed, dry_run,
                                  report_only, show)
 
+# %% ../../nbs/bench/75_reproduce.ipynb #e378405f
 def _reproduce_locked(t, table, sweeps, points, out, nbs, preset, executor, jobs, threads, slurm, retry_failed, dry_run, report_only, show):
     "`reproduce_papers` under the lock of its folder."
     t = table()   # again: what another reproduction finished while this one waited for the folder

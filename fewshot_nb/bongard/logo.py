@@ -30,6 +30,7 @@ CANVAS, LIMIT = 782.0, 360.0          # turtle units across an image; every acti
 _NUM = r"(-?\d+(?:\.\d+)?)"
 _ACTION = re.compile(rf"^([A-Za-z]+)_([A-Za-z]+)_{_NUM}(?:_{_NUM})?-{_NUM}$")
 
+# %% ../../nbs/bongard/80_logo.ipynb #8cf6006f
 @dataclass(frozen=True)
 class Action:
     "One base action of a LOGO program: turn by `turn` degrees, then move along a line or an arc."
@@ -58,6 +59,7 @@ class Action:
         arc = f", {self.angle:g} deg" if self.kind == "arc" else ""
         return f"Action({self.kind} {self.mtype} {self.length:g}{arc}, turn {self.turn:g})"
 
+# %% ../../nbs/bongard/80_logo.ipynb #c1a4964c
 def parse_action(
     s:str, # e.g. 'line_normal_1.000-0.500' or 'arc_zigzag_0.500_0.625-0.833'
 ) -> Action:
@@ -92,10 +94,12 @@ def check_image(
             raise TypeError(f"shape {i} holds {bad[0]} where an Action is expected; parse strings with parse_program")
     return shapes
 
+# %% ../../nbs/bongard/80_logo.ipynb #b610f56f
 def program_strings(image) -> list[list[str]]:
     "The public dataset's form of an image program: one list of action strings per shape."
     return [[a.to_string() for a in shape] for shape in check_image(image)]
 
+# %% ../../nbs/bongard/80_logo.ipynb #54ae6c94
 def parse_program(
     strings:list, # one list of action strings per shape
 ) -> tuple:       # the image program: a tuple of shapes of `Action`s
@@ -125,12 +129,14 @@ def shape_from_table(
         else: raise ValueError(f"base action {a!r} is not line_<length> or arc_<radius>_<angle>")
     return tuple(out)
 
+# %% ../../nbs/bongard/80_logo.ipynb #53c2c697
 def with_mtypes(shape, mtypes) -> tuple:
     "`shape` with the moving types `mtypes` (one for all actions, or one per action)."
     mt = [mtypes] * len(shape) if isinstance(mtypes, str) else list(mtypes)
     if len(mt) != len(shape): raise ValueError(f"{len(mt)} moving types for {len(shape)} actions")
     return tuple(replace(a, mtype=m) for a, m in zip(shape, mt))
 
+# %% ../../nbs/bongard/80_logo.ipynb #34f807e9
 def load_shapes(
     root:str|Path|None=None, # data root (default: `FEWSHOT_DATA`, else the per-user folder; downloaded if missing)
 ) -> pd.DataFrame:           # one row per shape: name, description, super_class, stamp, n_actions, shape, then the attributes
@@ -149,6 +155,7 @@ def load_shapes(
     out["symmetric_transposed"] = np.where((s == -1) | (t == -1), -1, ((s == 1) & (t == 1)).astype(int)).astype(np.int8)
     return out
 
+# %% ../../nbs/bongard/80_logo.ipynb #94363184
 def attribute_names(shapes:pd.DataFrame) -> list[str]:
     "The attribute columns of `load_shapes`' table (25 of the release and the derived `symmetric_transposed`)."
     return list(shapes.columns[list(shapes.columns).index("n_actions") + 1:])
@@ -183,6 +190,7 @@ class ShapeBatch:
 
     def __len__(self): return len(self.image)
 
+# %% ../../nbs/bongard/80_logo.ipynb #fb545779
 def walk(
     shapes:ShapeBatch,     # n shapes
     x:np.ndarray, y:np.ndarray, heading:np.ndarray, scale:np.ndarray, # (n,) start point, start heading (degrees), scale
@@ -217,6 +225,7 @@ class Poses:
         "The poses as lists rounded to 4 decimals (JSON-ready)."
         return {k: np.round(getattr(self, k), 4).tolist() for k in ("x", "y", "heading", "scale")}
 
+# %% ../../nbs/bongard/80_logo.ipynb #38680b4a
 def action_ends(
     shapes:ShapeBatch, poses:Poses,
 ) -> tuple[np.ndarray, np.ndarray]: # (n, A + chunks) x and y of every action's end and of every 90-degree piece of its arcs (NaN: padding)
@@ -232,6 +241,7 @@ def action_ends(
         ys.append(np.where(has, w["y0"] + r * np.cos(hr) - r * np.cos(hr + e), np.nan))
     return np.concatenate(xs, 1), np.concatenate(ys, 1)
 
+# %% ../../nbs/bongard/80_logo.ipynb #883f6e5a
 def outside(shapes:ShapeBatch, poses:Poses, limit:float=LIMIT) -> np.ndarray: # (n_images,) bool
     "Which images have a shape whose actions end outside `[-limit, limit]^2`."
     x, y = action_ends(shapes, poses)
@@ -239,6 +249,7 @@ def outside(shapes:ShapeBatch, poses:Poses, limit:float=LIMIT) -> np.ndarray: # 
     out = np.zeros(int(shapes.image.max()) + 1, bool); np.logical_or.at(out, shapes.image, bad)
     return out
 
+# %% ../../nbs/bongard/80_logo.ipynb #ad910a84
 def _draw(shapes:ShapeBatch, n_images:int, rng, scale_range) -> Poses:
     n = len(shapes)
     first = np.r_[True, shapes.image[1:] != shapes.image[:-1]]                  # first shape of its image
@@ -261,6 +272,7 @@ def _draw(shapes:ShapeBatch, n_images:int, rng, scale_range) -> Poses:
         h[sec] = h[p1] + rng.uniform(-60, 60, len(sec))
     return Poses(x, y, h % 360, rng.uniform(*scale_range, n))
 
+# %% ../../nbs/bongard/80_logo.ipynb #5bd2b3bc
 def sample_poses(
     shapes:ShapeBatch,           # the shapes of `n_images` images
     rng=None,                    # seed or `np.random.Generator`
@@ -290,12 +302,14 @@ def sample_poses(
 # %% ../../nbs/bongard/80_logo.ipynb #58559860
 def _half_up(x) -> np.ndarray: return np.floor(np.asarray(x, float) + 0.5).astype(np.int64)
 
+# %% ../../nbs/bongard/80_logo.ipynb #821800bb
 def _ragged(counts) -> tuple[np.ndarray, np.ndarray]:
     "For counts (n,): the owner of each of the sum(counts) slots, and the slot's position within its owner."
     counts = np.asarray(counts, np.int64)
     owner = np.repeat(np.arange(len(counts)), counts)
     return owner, np.arange(int(counts.sum())) - (np.cumsum(counts) - counts)[owner]
 
+# %% ../../nbs/bongard/80_logo.ipynb #9430f0f0
 def _arc_units(angle, radius, unit) -> np.ndarray:
     "Units of arcs drawn in pieces of at most 90 degrees, each of round(piece / step) units, step = unit / (pi radius) degrees."
     e, step = np.abs(angle), unit / (np.pi * radius)
@@ -303,6 +317,7 @@ def _arc_units(angle, radius, unit) -> np.ndarray:
     n = full * np.maximum(1, _half_up(90 / step)) + np.where(rem > 1e-6, np.maximum(1, _half_up(rem / step)), 0)
     return np.maximum(1, n).astype(np.int64)
 
+# %% ../../nbs/bongard/80_logo.ipynb #3cc34437
 def _on_path(w, arc, r, e, u):
     "Points at fraction u of base paths starting at w['x0'], w['y0'], heading w['h0']: x, y and direction of motion (radians)."
     hr, phi = np.radians(w["h0"]), np.radians(e) * u
@@ -310,18 +325,21 @@ def _on_path(w, arc, r, e, u):
     y = np.where(arc, w["y0"] + r * np.cos(hr) - r * np.cos(hr + phi), w["y0"] + r * u * np.sin(hr))
     return x, y, np.where(arc, hr + phi + np.where(e < 0, np.pi, 0.0), hr)
 
+# %% ../../nbs/bongard/80_logo.ipynb #6fd65180
 def _stamp_outline(kind:str) -> np.ndarray:
     "A turtle stamp's closed outline at shapesize 1, pointing along +x (turtle units)."
     if kind == "circle": a = np.linspace(0, 2 * np.pi, 17); return np.stack([10 * np.cos(a), 10 * np.sin(a)], 1)
     if kind == "square": return np.array([[10, -10], [10, 10], [-10, 10], [-10, -10], [10, -10]], float)
     return np.array([[11.547, 0], [-5.774, 10], [-5.774, -10], [11.547, 0]])   # equilateral, side 20
 
+# %% ../../nbs/bongard/80_logo.ipynb #edb9ee52
 @dataclass
 class Polylines:
     "Strokes as polylines: vertices in turtle units, the polyline each belongs to, and per polyline its width and image."
     x:np.ndarray; y:np.ndarray; line:np.ndarray        # (n_vertices,) each; consecutive vertices of one line are joined
     width:np.ndarray; image:np.ndarray                 # (n_lines,) width in turtle units, image index
 
+# %% ../../nbs/bongard/80_logo.ipynb #87a1d382
 def strokes(
     shapes:ShapeBatch, poses:Poses,
     arc_step:float=4.0, # degrees between the vertices of a normal arc
@@ -396,6 +414,7 @@ def rasterize(
     out = out.view(n_images, P, P)[:, r + 1:r + 1 + size, r + 1:r + 1 + size]
     return (out * 255).round_().to(torch.uint8)
 
+# %% ../../nbs/bongard/80_logo.ipynb #6e3ec63c
 def render(
     images:list,            # image programs (`check_image`)
     poses:Poses|None=None,  # the nuisances of every shape, in order; None: `sample_poses` with `rng` and `scale_range`

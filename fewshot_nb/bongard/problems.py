@@ -6,6 +6,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bongard/problems.html.md"""
 
 # %% ../../nbs/bongard/81_problems.ipynb #f9185fb5
 from __future__ import annotations
+from fastcore.basics import patch
 import json, os, shutil, tempfile, textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,14 +67,17 @@ FF_PIECES = {"line": (_L,), "arc": (_A,), "rightangle": (_L, Action("line", turn
 FF_MIN_EXTENT = {2: .5, 3: .85, 4: .95, 5: .95, 6: 1.15, 7: 1.35, 8: 1.55, 9: 1.75}   # of the scale, per number of actions
 FF_TURNS = (0.0, 30.0, -30.0, 60.0, -60.0, 90.0, -90.0, 120.0, -120.0, 150.0, -150.0)
 
+# %% ../../nbs/bongard/81_problems.ipynb #93bda974
 def ff_extent(shape) -> float:
     "Width or height (the larger) of the box around a shape's action ends, in units of its scale."
     w = walk(ShapeBatch.from_images([[shape]]), [0.0], [0.0], [0.0], [1.0])
     x, y = np.r_[0.0, w["x1"][0]], np.r_[0.0, w["y1"][0]]
     return float(max(np.ptp(x), np.ptp(y)))
 
+# %% ../../nbs/bongard/81_problems.ipynb #0afdf269
 def _ff_ok(shape) -> bool: return ff_extent(shape) > FF_MIN_EXTENT[len(shape)]
 
+# %% ../../nbs/bongard/81_problems.ipynb #71dfc9c7
 def sample_ff_shape(
     n_actions:int, # 2 to 9
     rng=None,      # seed or generator
@@ -92,6 +96,7 @@ def sample_ff_shape(
         if _ff_ok(shape): break
     return shape
 
+# %% ../../nbs/bongard/81_problems.ipynb #ba664d4c
 def perturb_ff_shape(
     shape:tuple,   # a free-form shape
     rng=None,      # seed or generator
@@ -118,6 +123,7 @@ def perturb_ff_shape(
         if _ff_ok(acts): break
     return acts, how
 
+# %% ../../nbs/bongard/81_problems.ipynb #c7e5a534
 def sample_ff_problem(
     config:tuple,  # actions per shape, e.g. (5,) or (3, 4): a key of `FF_CONFIGS`
     index:int=0,   # problem number within its configuration (the name's suffix)
@@ -153,6 +159,7 @@ def random_types(
     allowed = allowed if stamp else ("normal",)
     return with_mtypes(shape, [allowed[k] for k in rng.integers(len(allowed), size=len(shape))])
 
+# %% ../../nbs/bongard/81_problems.ipynb #82fc470e
 def basic_concepts(
     shapes:pd.DataFrame, # `load_shapes()`
     n:int=4000,          # problems: every single shape first, then random pairs
@@ -166,6 +173,7 @@ def basic_concepts(
     pick = rng.choice(len(i), size=min(len(i), max(0, n - len(names))), replace=False)
     return [(a,) for a in names][:n] + [(names[i[k]], names[j[k]]) for k in pick]
 
+# %% ../../nbs/bongard/81_problems.ipynb #e280e944
 def sample_basic_problem(
     concept:tuple,       # one or two shape names
     shapes:pd.DataFrame, # `load_shapes()`
@@ -204,6 +212,7 @@ def abstract_concepts(
             if min((pa & pb).sum(), (na & pb).sum(), (pa & nb).sum()) >= min_pool: out.append((a, b))
     return out
 
+# %% ../../nbs/bongard/81_problems.ipynb #66d4f7db
 def abstract_types(
     concept,   # attribute names of an abstract problem
 ) -> tuple:    # the line types its images may use
@@ -213,6 +222,7 @@ def abstract_types(
     tri, quad = "exist_triangle" in c, "exist_quadrangle" in c
     return ("normal", "zigzag", "circle") + (("square",) if tri and not quad else ("triangle",) if quad and not tri else ())
 
+# %% ../../nbs/bongard/81_problems.ipynb #6d350eb6
 def sample_abstract_problem(
     concept:tuple,       # one or two attribute names
     shapes:pd.DataFrame, # `load_shapes()`
@@ -260,21 +270,25 @@ class ProblemFamily:
         "One problem of this family: the arguments of its `sampler`."
         return self.sampler(*args, **kwargs)
 
+# %% ../../nbs/bongard/81_problems.ipynb #17d08915
 @PROBLEM_FAMILIES.register("ff")
 def free_form_family() -> ProblemFamily:
     "Free-form problems: one random LOGO program against near misses that change one of its actions."
     return ProblemFamily("ff", "free-form", "FF", "the program: its strokes, their kinds and angles", sample_ff_problem)
 
+# %% ../../nbs/bongard/81_problems.ipynb #efc3856a
 @PROBLEM_FAMILIES.register("bd")
 def basic_family() -> ProblemFamily:
     "Basic problems: one or two human-designed shapes against near misses of the same super class."
     return ProblemFamily("bd", "basic", "BA", "one or two human-designed shapes", sample_basic_problem)
 
+# %% ../../nbs/bongard/81_problems.ipynb #5765a909
 @PROBLEM_FAMILIES.register("hd")
 def abstract_family() -> ProblemFamily:
     "Abstract problems: an attribute of the human-designed shapes, or a pair of them, against shapes that lack it."
     return ProblemFamily("hd", "abstract", "HD", "an attribute of the shapes, or two", sample_abstract_problem)
 
+# %% ../../nbs/bongard/81_problems.ipynb #b6709edf
 def make_problem_family(
     name:str,   # a name of `list_problem_families()`: 'ff', 'bd' or 'hd'
     **kwargs,   # arguments of its factory (the three of Bongard-LOGO take none)
@@ -282,6 +296,7 @@ def make_problem_family(
     "The problem family registered under `name`."
     return PROBLEM_FAMILIES.make(name, **kwargs)
 
+# %% ../../nbs/bongard/81_problems.ipynb #462abaec
 def list_problem_families() -> list[str]:
     "The names of the registered problem families, sorted."
     return PROBLEM_FAMILIES.names()
@@ -307,6 +322,7 @@ class ProblemSet:
         return {k: len(v) for k, v in self.split.items()}
     def __repr__(self): return f"ProblemSet({len(self)} problems, {self.counts()})"
 
+# %% ../../nbs/bongard/81_problems.ipynb #4bec9c05
 SPLITS = ("train", "val", "test_ff", "test_bd", "test_hd_comb", "test_hd_novel")   # keys of the public split file
 TEST_OF = {"test_ff": "FF", "test_bd": "BA", "test_hd_comb": "CM", "test_hd_novel": "NV"}   # the paper's names of the test sets
 
@@ -368,6 +384,7 @@ def make_problem_set(
 # %% ../../nbs/bongard/81_problems.ipynb #fe816955
 def _scale_range(family:str): return SCALE_RANGES[family]
 
+# %% ../../nbs/bongard/81_problems.ipynb #731571e2
 def render_problems(
     problems:list,     # `Problem`s
     size:int=128,      # pixels per side
@@ -389,6 +406,7 @@ def render_problems(
             poses[i] = [ps[per_image[k * 2 * N_IMAGES + j]].to_dict() for j in range(2 * N_IMAGES)]
     return out, poses
 
+# %% ../../nbs/bongard/81_problems.ipynb #cdfbf0e2
 def show_problem(
     images:torch.Tensor, # (14, H, W) one problem's images, positives first
     title:str="",        # the figure's title (wrapped to the figure's width)
@@ -418,6 +436,7 @@ BLOCK = 64   # problems whose nuisances are drawn together: `write_problem_set` 
 def _png(arr:np.ndarray, path:Path):
     Image.fromarray(255 - arr, mode="L").save(path, compress_level=1)   # ink = 255 in memory, black on white on disk
 
+# %% ../../nbs/bongard/81_problems.ipynb #de80c8bd
 def write_problem_set(
     ps:ProblemSet,          # the problems and their split
     root:str|Path,          # folder to create (the public dataset's root, e.g. .../ShapeBongard_V2)
@@ -466,60 +485,8 @@ class BongardImages:
 
     def __len__(self): return len(self.names)
     def __repr__(self): return f"BongardImages({len(self)} problems, {self.images.shape[-1]} px, {dict(zip(*np.unique(self.families, return_counts=True)))})"
-    @property
-    def families(self) -> np.ndarray:
-        "The family of each problem (its name's prefix before `_`)."
-        return np.array([n.split("_")[0] for n in self.names])
-    @property
-    def labels(self) -> np.ndarray: # (n_problems * 14,) class of each image: 2p for set A of problem p, 2p + 1 for set B
-        "Class of each image: 2p for set A of problem p, 2p + 1 for set B."
-        return (2 * np.arange(len(self))[:, None] + np.repeat([0, 1], N_IMAGES)[None]).ravel()
-    @property
-    def groups(self) -> np.ndarray:
-        "The problem of each image."
-        return np.repeat(np.arange(len(self)), 2 * N_IMAGES)   # the problem of each image
-    def flat(self) -> torch.Tensor:
-        "All images as one batch of single-channel images."
-        return self.images.reshape(-1, 1, *self.images.shape[-2:])   # (n_problems * 14, 1, H, W)
 
-    def subset(self, names) -> "BongardImages":
-        "The problems `names` (or a boolean mask / index array), in that order."
-        if len(names) and isinstance(names[0], str):
-            pos = {n: i for i, n in enumerate(self.names)}
-            if missing := [n for n in names if n not in pos]: raise KeyError(f"problems not loaded: {missing[:3]}")
-            idx = [pos[n] for n in names]
-        else: idx = np.flatnonzero(names) if np.asarray(names).dtype == bool else list(names)
-        return BongardImages(self.images[idx], [self.names[i] for i in idx])
-
-    def train_data(self) -> ImageSource:
-        "Training images: one class per problem side, one group per problem."
-        return ImageSource(self.flat(), self.labels, self.groups)
-
-    def tasks(self,
-              query:int|None=N_IMAGES - 1, # image of each side to classify; None: a random one per problem
-              seed:int|None=None,          # seed of the random queries (query=None)
-             ) -> TaskManifest:            # one 2-way 6-shot task with 1 query per class for every problem
-        "The problems as tasks over `flat()`: six images of each side as support, one of each as query."
-        n = len(self)
-        if query is None:
-            if seed is None: raise ValueError("random queries (query=None) need an integer seed")
-            q = np.random.default_rng(seed).integers(N_IMAGES, size=(n, 2))
-        else:
-            if not 0 <= query < N_IMAGES: raise ValueError(f"query must be an image index in 0..{N_IMAGES - 1}, got {query}")
-            q = np.full((n, 2), query)
-        base = 2 * N_IMAGES * np.arange(n)[:, None]
-        sup, qry = [], []
-        for side in (0, 1):
-            ks = np.arange(N_IMAGES)[None].repeat(n, 0)
-            keep = ks != q[:, side:side + 1]
-            sup.append(base + side * N_IMAGES + ks[keep].reshape(n, N_IMAGES - 1)); qry.append(base[:, 0] + side * N_IMAGES + q[:, side])
-        t = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.long)
-        batch = EpisodeBatch(t(np.concatenate(sup, 1)), t(np.repeat([[0] * (N_IMAGES - 1) + [1] * (N_IMAGES - 1)], n, 0)),
-                             torch.ones(n, 2 * (N_IMAGES - 1), dtype=torch.bool), t(np.stack(qry, 1)), t(np.tile([0, 1], (n, 1))),
-                             torch.ones(n, 2, dtype=torch.bool), t(2 * np.arange(n)[:, None] + [0, 1]), t(np.arange(n)))
-        cfg = dict(kind="bongard", n_way=2, n_shot=N_IMAGES - 1, n_query=1, query=query)
-        return TaskManifest(batch, cfg, seed, data_fingerprint(self.labels))
-
+# %% ../../nbs/bongard/81_problems.ipynb #72ac03e6
 def bongard_images(
     ps:ProblemSet,         # the set
     names:list|str|None=None, # problem names, or a split name of `ps.split`; None: all
@@ -538,6 +505,7 @@ def bongard_images(
         if want: out[want] = render_problems(ps.problems[lo:lo + BLOCK], size, derive_seed(ps.seed, lo), min_width)[0][[order[probs[i].name] - lo for i in want]]
     return BongardImages(out, [p.name for p in probs])
 
+# %% ../../nbs/bongard/81_problems.ipynb #0d7439aa
 def load_bongard(
     root:str|Path,       # the dataset's root (holding ShapeBongard_V2_split.json and ff/, bd/, hd/)
     split:str|None="train", # a key of the split file, or None: every problem under root
@@ -567,6 +535,7 @@ def load_bongard(
                 out[i, side * N_IMAGES + k] = 255 - np.asarray(im)
     return BongardImages(torch.from_numpy(out), names)
 
+# %% ../../nbs/bongard/81_problems.ipynb #a3048931
 def read_programs(
     root:str|Path, # the dataset's root
 ) -> dict:         # problem name -> [positives, negatives] of image programs (tuples of shapes of `Action`s)
@@ -578,3 +547,71 @@ def read_programs(
             for name, sides in json.loads(p.read_text()).items():
                 out[name] = [[parse_program(im) for im in side] for side in sides]
     return out
+
+# %% ../../nbs/bongard/81_problems.ipynb #b42a5901
+@patch
+def flat(self:BongardImages) -> torch.Tensor:
+    "All images as one batch of single-channel images."
+    return self.images.reshape(-1, 1, *self.images.shape[-2:])   # (n_problems * 14, 1, H, W)
+
+# %% ../../nbs/bongard/81_problems.ipynb #d3325e1c
+@patch
+def subset(self:BongardImages, names) -> "BongardImages":
+    "The problems `names` (or a boolean mask / index array), in that order."
+    if len(names) and isinstance(names[0], str):
+        pos = {n: i for i, n in enumerate(self.names)}
+        if missing := [n for n in names if n not in pos]: raise KeyError(f"problems not loaded: {missing[:3]}")
+        idx = [pos[n] for n in names]
+    else: idx = np.flatnonzero(names) if np.asarray(names).dtype == bool else list(names)
+    return BongardImages(self.images[idx], [self.names[i] for i in idx])
+
+# %% ../../nbs/bongard/81_problems.ipynb #5d163eb8
+@patch
+def train_data(self:BongardImages) -> ImageSource:
+    "Training images: one class per problem side, one group per problem."
+    return ImageSource(self.flat(), self.labels, self.groups)
+
+# %% ../../nbs/bongard/81_problems.ipynb #c542b3b6
+@patch
+def tasks(self:BongardImages,
+          query:int|None=N_IMAGES - 1, # image of each side to classify; None: a random one per problem
+          seed:int|None=None,          # seed of the random queries (query=None)
+         ) -> TaskManifest:            # one 2-way 6-shot task with 1 query per class for every problem
+    "The problems as tasks over `flat()`: six images of each side as support, one of each as query."
+    n = len(self)
+    if query is None:
+        if seed is None: raise ValueError("random queries (query=None) need an integer seed")
+        q = np.random.default_rng(seed).integers(N_IMAGES, size=(n, 2))
+    else:
+        if not 0 <= query < N_IMAGES: raise ValueError(f"query must be an image index in 0..{N_IMAGES - 1}, got {query}")
+        q = np.full((n, 2), query)
+    base = 2 * N_IMAGES * np.arange(n)[:, None]
+    sup, qry = [], []
+    for side in (0, 1):
+        ks = np.arange(N_IMAGES)[None].repeat(n, 0)
+        keep = ks != q[:, side:side + 1]
+        sup.append(base + side * N_IMAGES + ks[keep].reshape(n, N_IMAGES - 1)); qry.append(base[:, 0] + side * N_IMAGES + q[:, side])
+    t = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.long)
+    batch = EpisodeBatch(t(np.concatenate(sup, 1)), t(np.repeat([[0] * (N_IMAGES - 1) + [1] * (N_IMAGES - 1)], n, 0)),
+                         torch.ones(n, 2 * (N_IMAGES - 1), dtype=torch.bool), t(np.stack(qry, 1)), t(np.tile([0, 1], (n, 1))),
+                         torch.ones(n, 2, dtype=torch.bool), t(2 * np.arange(n)[:, None] + [0, 1]), t(np.arange(n)))
+    cfg = dict(kind="bongard", n_way=2, n_shot=N_IMAGES - 1, n_query=1, query=query)
+    return TaskManifest(batch, cfg, seed, data_fingerprint(self.labels))
+
+# %% ../../nbs/bongard/81_problems.ipynb #c3e77748
+@patch(as_prop=True)
+def families(self:BongardImages) -> np.ndarray:
+    "The family of each problem (its name's prefix before `_`)."
+    return np.array([n.split("_")[0] for n in self.names])
+
+# %% ../../nbs/bongard/81_problems.ipynb #4e4361fb
+@patch(as_prop=True)
+def labels(self:BongardImages) -> np.ndarray: # (n_problems * 14,) class of each image: 2p for set A of problem p, 2p + 1 for set B
+    "Class of each image: 2p for set A of problem p, 2p + 1 for set B."
+    return (2 * np.arange(len(self))[:, None] + np.repeat([0, 1], N_IMAGES)[None]).ravel()
+
+# %% ../../nbs/bongard/81_problems.ipynb #a632375e
+@patch(as_prop=True)
+def groups(self:BongardImages) -> np.ndarray:
+    "The problem of each image."
+    return np.repeat(np.arange(len(self)), 2 * N_IMAGES)   # the problem of each image

@@ -24,30 +24,37 @@ def _check_images(x) -> Tensor:
     if not x.is_floating_point(): raise ValueError(f"images must be a float tensor, got {x.dtype}; convert first, e.g. x.float() / 255")
     return x
 
+# %% ../../nbs/data/14_augment.ipynb #7214d68a
 _MODES = ("bilinear", "nearest", "bicubic")
+
 def _check_mode(mode:str) -> str:
     if mode not in _MODES: raise ValueError(f"mode must be one of {_MODES}, got {mode!r}")
     return mode
 
+# %% ../../nbs/data/14_augment.ipynb #95b151a9
 def _as_matrices(m, n:int, name:str) -> Tensor:
     m = torch.as_tensor(m, dtype=torch.float64)
     if m.shape[-2:] == (2, 3): m = torch.cat([m, m.new_tensor([0., 0., 1.]).expand(*m.shape[:-2], 1, 3)], -2)
     if m.shape != (n, 3, 3): raise ValueError(f"{name} must have shape ({n}, 3, 3) or ({n}, 2, 3) for {n} images, got {tuple(m.shape)}")
     return m
 
+# %% ../../nbs/data/14_augment.ipynb #dbaf9de2
 def _pixel_to_norm(H:int, W:int, device=None) -> Tensor:
     "N: pixel coordinates (origin at the top-left corner) to `grid_sample`'s normalised coordinates."
     return torch.tensor([[2 / W, 0., -1.], [0., 2 / H, -1.], [0., 0., 1.]], dtype=torch.float64, device=device)
 
+# %% ../../nbs/data/14_augment.ipynb #9e24e2da
 def _pullback(matrices:Tensor, H:int, W:int) -> Tensor:
     "theta = N M^-1 N^-1: output to input points, in normalised coordinates."
     N = _pixel_to_norm(H, W, matrices.device)
     return N @ torch.linalg.inv(matrices) @ torch.linalg.inv(N)
 
+# %% ../../nbs/data/14_augment.ipynb #ca272968
 def _centres(m:int, like:Tensor) -> Tensor:
     "Normalised coordinates of the m pixel centres along one axis: (2i + 1) / m - 1."
     return (torch.arange(m, dtype=like.dtype, device=like.device) * 2 + 1) / m - 1
 
+# %% ../../nbs/data/14_augment.ipynb #d7ce603d
 def _affine_grid(theta:Tensor, H:int, W:int) -> Tensor:
     "(n, H, W, 2) grid of `theta[:, :2]` applied to the pixel centres, built separably in x and y."
     xs, ys = _centres(W, theta), _centres(H, theta)
@@ -56,12 +63,14 @@ def _affine_grid(theta:Tensor, H:int, W:int) -> Tensor:
         torch.add(theta[:, k, 0, None, None] * xs + theta[:, k, 2, None, None], theta[:, k, 1, None, None] * ys[:, None], out=grid[..., k])
     return grid
 
+# %% ../../nbs/data/14_augment.ipynb #a81abb0a
 def _homography_grid(theta:Tensor, H:int, W:int) -> Tensor:
     "(n, H, W, 2) grid of the homographies `theta` applied to the pixel centres."
     xs, ys = _centres(W, theta), _centres(H, theta)
     den = theta[:, 2, 0, None, None] * xs + theta[:, 2, 2, None, None] + theta[:, 2, 1, None, None] * ys[:, None]
     return _affine_grid(theta, H, W).mul_(den.reciprocal_()[..., None])
 
+# %% ../../nbs/data/14_augment.ipynb #2c4c3011
 _CPU_CHUNK = 256   # samples per grid_sample call on the CPU: small temporaries are reused, not page-faulted in
 
 def _resample(x:Tensor, theta:Tensor, grid_fn, mode:str) -> Tensor:
@@ -75,6 +84,7 @@ def _resample(x:Tensor, theta:Tensor, grid_fn, mode:str) -> Tensor:
     for lo in range(0, n, step): out[lo:lo + step] = sample(lo, lo + step)
     return out
 
+# %% ../../nbs/data/14_augment.ipynb #13862e36
 def warp_affine(
     x:Tensor,            # (n, C, H, W) float images
     matrices:Tensor,     # (n, 3, 3) or (n, 2, 3) forward affine maps in pixel coordinates
@@ -85,6 +95,7 @@ def warp_affine(
     M = _as_matrices(matrices, n, "matrices")
     return x.clone() if n == 0 else _resample(x, _pullback(M, H, W), _affine_grid, mode)
 
+# %% ../../nbs/data/14_augment.ipynb #b26c1546
 def warp_perspective(
     x:Tensor,            # (n, C, H, W) float images
     matrices:Tensor,     # (n, 3, 3) forward homographies in pixel coordinates
@@ -103,12 +114,14 @@ def _per_sample(v, n:int, tail:tuple, name:str, device=None) -> Tensor:
     if v.shape == (n, *tail): return v
     raise ValueError(f"{name} must have shape {tail} (shared) or {(n, *tail)} (one per sample), got {tuple(v.shape)}")
 
+# %% ../../nbs/data/14_augment.ipynb #24fa5601
 def _batch_size(*params) -> int:
     "The number of samples given by per-sample parameters (value, dims of one sample's value)."
     sizes = {torch.as_tensor(v).shape[0] for v, d in params if torch.as_tensor(v).ndim > d}
     if len(sizes) > 1: raise ValueError(f"per-sample parameters disagree on the number of samples: {sorted(sizes)}")
     return sizes.pop() if sizes else 1
 
+# %% ../../nbs/data/14_augment.ipynb #a392b411
 def affine_matrices(
     angle,           # (n,) rotation in degrees, counter-clockwise on screen (or one number for all)
     translate,       # (n, 2) shift (tx, ty) in pixels, right and down (or one pair for all)
@@ -136,6 +149,7 @@ def affine_matrices(
     M[:, :2, :2] = A; M[:, :2, 2] = c + t - (A @ c)
     return M
 
+# %% ../../nbs/data/14_augment.ipynb #c34c48ea
 def affine(
     x:Tensor,            # (n, C, H, W) float images
     angle=0.,            # (n,) rotation in degrees, counter-clockwise (or one number for all)
@@ -154,6 +168,7 @@ def _rand(shape, generator:torch.Generator|None) -> Tensor:
     return torch.rand(shape, generator=generator, dtype=torch.float64,
                       device=generator.device if generator is not None else "cpu")
 
+# %% ../../nbs/data/14_augment.ipynb #9a00aee8
 def _range(v, name:str, positive:bool=False) -> tuple[float, float]:
     "A (lo, hi) range from one number d (meaning [-d, d]) or a pair, checked."
     if isinstance(v, (int, float)):
@@ -167,6 +182,7 @@ def _range(v, name:str, positive:bool=False) -> tuple[float, float]:
     if positive and lo <= 0: raise ValueError(f"{name} range must be positive, got ({lo}, {hi})")
     return lo, hi
 
+# %% ../../nbs/data/14_augment.ipynb #4349a12a
 def sample_affine_params(
     n:int,                         # number of samples
     degrees=15.,                   # d for [-d, d], or a (min, max) range of angles in degrees
@@ -188,6 +204,7 @@ def sample_affine_params(
     p = lo + (hi - lo) * u
     return dict(angle=p[:, 0], translate=p[:, 1:3], scale=p[:, 3], shear=p[:, 4:6])
 
+# %% ../../nbs/data/14_augment.ipynb #ad17c1c4
 def random_affine(
     x:Tensor,                      # (n, C, H, W) float images
     degrees=15.,                   # d for [-d, d], or a (min, max) range in degrees
@@ -229,6 +246,7 @@ def sample_crop_boxes(
     fallback = boxes.new_tensor([(H - fh) // 2, (W - fw) // 2, fh, fw])
     return torch.where(ok.any(1)[:, None], boxes, fallback)
 
+# %% ../../nbs/data/14_augment.ipynb #6a6b2c6e
 def resized_crop(
     x:Tensor,            # (n, C, H, W) float images
     boxes:Tensor,        # (n, 4) crop boxes (top, left, height, width) in pixels
@@ -246,6 +264,7 @@ def resized_crop(
     M[:, 2, 2] = 1
     return warp_affine(x, M, mode)
 
+# %% ../../nbs/data/14_augment.ipynb #c2f01edc
 def random_resized_crop(
     x:Tensor,                 # (n, C, H, W) float images
     scale=(0.1, 0.9),         # (min, max) crop area fraction
@@ -274,6 +293,7 @@ def homographies(
     h = torch.linalg.solve(A, torch.stack([u, v], 2).reshape(-1, 8))
     return torch.cat([h, torch.ones_like(h[:, :1])], 1).reshape(-1, 3, 3)
 
+# %% ../../nbs/data/14_augment.ipynb #9291b0d8
 def perspective(
     x:Tensor,            # (n, C, H, W) float images
     startpoints:Tensor,  # (n, 4, 2) points (x, y) in pixel coordinates
@@ -284,6 +304,7 @@ def perspective(
     _check_images(x)
     return warp_perspective(x, homographies(startpoints, endpoints), mode)
 
+# %% ../../nbs/data/14_augment.ipynb #bacc1d1c
 def sample_perspective_points(
     n:int,                 # number of samples
     size:tuple,            # (H, W) of the images
@@ -300,6 +321,7 @@ def sample_perspective_points(
     inward = u.new_tensor([[1, 1], [-1, 1], [-1, -1], [1, -1]])
     return start, start + inward * moves
 
+# %% ../../nbs/data/14_augment.ipynb #271e4e24
 def random_perspective(
     x:Tensor,                 # (n, C, H, W) float images
     distortion:float=0.5,     # largest inward move of a corner, as a fraction of half the side
@@ -359,6 +381,7 @@ def rotate90(
     if not isinstance(x, Tensor) or x.ndim < 2: raise ValueError("x must be a tensor of images (..., H, W)")
     return torch.rot90(x, int(k), dims=(-2, -1))
 
+# %% ../../nbs/data/14_augment.ipynb #f84bbc66
 def rotation_classes(
     x:Tensor,       # (n, C, H, W) images, H == W
     labels:Tensor,  # (n,) integer labels in [0, n_classes)

@@ -27,6 +27,7 @@ FEATURE_FORMATS = {   # suffix -> what a features file of that kind holds
 LABEL_FORMATS = (".npy", ".txt", ".csv")   # labels files: an array, one label per line, a table with a label column
 LABEL_COLUMNS = ("label", "labels")        # the label column of a table when `label_column` is not given
 
+# %% ../../nbs/data/12a_feature_files.ipynb #d58b87c6
 def _existing(path, what:str) -> Path:
     "`path` as a Path, or FileNotFoundError naming what was looked for."
     p = Path(path).expanduser()
@@ -34,6 +35,7 @@ def _existing(path, what:str) -> Path:
     if p.stat().st_size == 0: raise ValueError(f"{p.name} is empty (0 bytes): no {what} in it; write the file again (an interrupted copy or save?)")
     return p
 
+# %% ../../nbs/data/12a_feature_files.ipynb #e134730a
 def _suffix(path:Path, known, what:str) -> str:
     "The lower-case suffix of `path`, refused unless it is one of `known`."
     s = path.suffix.lower()
@@ -87,6 +89,7 @@ def read_labels(
     col = _label_column(df, label_column, path.name, single=True)
     return parse_labels(df[col].to_numpy(dtype=object), f"{path.name} column {col!r}")
 
+# %% ../../nbs/data/12a_feature_files.ipynb #cfbdbfe9
 def _label_column(df:pd.DataFrame, label_column:str|None, name:str, single:bool=False) -> str:
     "The label column of a table: `label_column`, else 'label' or 'labels' (else the only column, if `single`)."
     cols = [str(c) for c in df.columns]
@@ -156,6 +159,7 @@ def _from_mapping(d:dict, name:str, labels, groups, dtype) -> FeatureSource:
         raise ValueError(f"{name} has no 'labels' array: add one (one label per item), or pass labels= (--labels FILE); its keys: {keys}")
     return _source(feats, out["labels"], out["groups"], name)
 
+# %% ../../nbs/data/12a_feature_files.ipynb #e5e2c207
 def _source(feats:torch.Tensor, labels, groups, name:str, label_column:str|None=None) -> FeatureSource:
     "A FeatureSource from checked features and labels (arrays or labels files), its errors naming the files."
     parts = {}
@@ -182,6 +186,7 @@ def _load_npy(path:Path) -> np.ndarray:
         raise ValueError(f"{path.name} holds an object array: ragged rows (of different lengths) or Python objects, which are "
                          "not read without pickle; save one (n_items, d) float array") from None
 
+# %% ../../nbs/data/12a_feature_files.ipynb #3f2cb662
 def _labels_beside(path:Path) -> Path:
     "The labels file of a .npy features file: the one `<stem>_labels.npy|.txt|.csv` beside it."
     found = [p for s in LABEL_FORMATS if (p := path.with_name(f"{path.stem}_labels{s}")).is_file()]
@@ -191,6 +196,7 @@ def _labels_beside(path:Path) -> Path:
                                           "is beside it: pass labels= (--labels FILE), a .npy, .txt or .csv file of one label per item")
     return found[0]
 
+# %% ../../nbs/data/12a_feature_files.ipynb #226c19b3
 def _array_header(fh) -> tuple:
     "(shape, fortran_order, dtype) from the header of a .npy stream, read without the array (NumPy's public readers)."
     version = np.lib.format.read_magic(fh)
@@ -198,6 +204,7 @@ def _array_header(fh) -> tuple:
     if read is None: raise ValueError(f"a .npy header of version {version}")
     return read(fh)
 
+# %% ../../nbs/data/12a_feature_files.ipynb #9c07145e
 def _check_size(what:str, shape:tuple, dt:np.dtype, held:int) -> None:
     "Before an array is read: the bytes its header declares are there (`held`), and fit the memory this run may use."
     nbytes = int(np.prod(shape, dtype=np.float64)) * dt.itemsize
@@ -205,6 +212,7 @@ def _check_size(what:str, shape:tuple, dt:np.dtype, held:int) -> None:
         raise ValueError(f"{what}, a {shape} {dt} array, declares {nbytes:,} bytes but holds {held:,}: it is truncated or damaged; write it again")
     check_memory(nbytes, f"{what}, a {shape} {dt} array", "a features file this large needs a machine with more memory (or FEWSHOT_MAX_MEMORY_GB raised)")
 
+# %% ../../nbs/data/12a_feature_files.ipynb #7f86386b
 def _check_declared(f, key:str, name:str) -> None:
     "Before an array of a .npz is read: its declared size (a compressed member's bytes are known only once read: memory only)."
     info = f.zip.getinfo(f"{key}.npy")
@@ -213,6 +221,7 @@ def _check_declared(f, key:str, name:str) -> None:
         except Exception: return   # not a plain array header: np.load says what is wrong
     _check_size(f"{name}[{key!r}]", shape, dt, info.file_size if info.compress_type == 0 else 2**63)
 
+# %% ../../nbs/data/12a_feature_files.ipynb #26d70ea6
 def _read_npz(path:Path, labels, groups, dtype) -> FeatureSource:
     try: f = np.load(path, allow_pickle=False)
     except Exception as e: raise ValueError(f"{path.name} cannot be read as a .npz archive ({type(e).__name__}: {e})") from e
@@ -232,6 +241,7 @@ def _read_npz(path:Path, labels, groups, dtype) -> FeatureSource:
                                  "which are not read without pickle; save one (n_items, d) float array") from None
     return _from_mapping(d, path.name, labels, groups, dtype)
 
+# %% ../../nbs/data/12a_feature_files.ipynb #371c6423
 PT_TAGS = {"fewshot_nb.FeatureSource": "FeatureSource.save", "fewshot_nb.features": "a feature cache of fewshot_nb.features"}
 
 def _read_pt(path:Path, labels, groups, dtype) -> FeatureSource:
@@ -255,6 +265,7 @@ def _read_pt(path:Path, labels, groups, dtype) -> FeatureSource:
                        None if src.groups is None else np.asarray(src.group_names)[src.groups], path.name)
     return _from_mapping(d, path.name, labels, groups, dtype)
 
+# %% ../../nbs/data/12a_feature_files.ipynb #85cfe74d
 def _pyarrow(path:Path):
     "The pyarrow module, or ImportError saying how to install it."
     try:
@@ -293,6 +304,7 @@ def _table_source(df:pd.DataFrame, name:str, label_column, group_column, ignore,
         feats = df.to_numpy(dtype=np.float64)
     return _source(_matrix(feats, name, dtype), labels, groups, name)
 
+# %% ../../nbs/data/12a_feature_files.ipynb #2705ce05
 def _read_csv(path:Path, label_column, group_column, ignore, labels, groups, dtype) -> FeatureSource:
     try: head = pd.read_csv(path, nrows=0)
     except pd.errors.EmptyDataError: raise ValueError(f"{path.name} is empty: expected a header, then one row per item") from None
@@ -302,6 +314,7 @@ def _read_csv(path:Path, label_column, group_column, ignore, labels, groups, dty
         raise ValueError(f"{path.name} is ragged: {str(e).strip().split('. ')[-1].removeprefix('C error: ')}; every row needs the fields of the header") from None
     return _table_source(df, path.name, label_column, group_column, ignore, labels, groups, dtype)
 
+# %% ../../nbs/data/12a_feature_files.ipynb #1b1d304c
 def _read_parquet(path:Path, label_column, group_column, ignore, labels, groups, dtype) -> FeatureSource:
     pa = _pyarrow(path)
     try: table = pa.parquet.read_table(path)
@@ -349,6 +362,7 @@ def _label_values(codes:np.ndarray, names:list) -> np.ndarray:
     "Each item's label (its class name) as an int64 or str array."
     return np.asarray(names)[codes]
 
+# %% ../../nbs/data/12a_feature_files.ipynb #dadeb464
 def write_labels(
     values,          # (n_items,) labels: integers or strings
     path:str|Path,   # destination: .npy, .txt (one label per line) or .csv (a column 'label')
@@ -363,6 +377,7 @@ def write_labels(
         else: pd.DataFrame({"label": v}).to_csv(tmp, index=False)
     return path
 
+# %% ../../nbs/data/12a_feature_files.ipynb #15d69b0b
 def write_features(
     source:FeatureSource,             # the features, labels and groups to write
     path:str|Path,                    # destination: its suffix picks the format (see `FEATURE_FORMATS`)

@@ -43,6 +43,7 @@ class Resource:
     url: str     # where a user's machine downloads it from
     md5: str     # expected MD5 hex digest
 
+# %% ../../nbs/data/10_omniglot.ipynb #686d8076
 _OMNI = "https://github.com/brendenlake/omniglot/raw/master/python"
 _CRITICS = "https://github.com/serre-lab/diversity_vs_recognizability/raw/main/trained_model"
 _BONGARD = "https://github.com/NVlabs/Bongard-LOGO/raw/master/data"
@@ -62,6 +63,7 @@ RESOURCES = {
 class ChecksumError(ValueError):
     "A file's MD5 sum differs from the expected one."
 
+# %% ../../nbs/data/10_omniglot.ipynb #e0d2ac32
 def download(
     url:str,          # http(s):// or file:// URL
     dest:str|Path,    # final path
@@ -92,6 +94,7 @@ def _verify(path:Path, md5:str):
                             "Delete it to download it again, or point FEWSHOT_DATA at a folder with the right file.")
     _checked[key] = md5
 
+# %% ../../nbs/data/10_omniglot.ipynb #41f03241
 def fetch(
     name:str,                  # a key of `RESOURCES`, e.g. 'images_background_small1.zip'
     root:str|Path|None=None,   # data root (default: `data_root()`)
@@ -129,6 +132,7 @@ RUN_ALPHABETS = ("Atlantean Atlantean Ge_ez Ge_ez Glagolitic Glagolitic Gurmukhi
 
 RESAMPLE = {"box": Image.BOX, "bilinear": Image.BILINEAR, "lanczos": Image.LANCZOS, "nearest": Image.NEAREST}
 
+# %% ../../nbs/data/10_omniglot.ipynb #7c7dc6d5
 def _ink(png:bytes, size:int, resample:str) -> np.ndarray:
     "Decode one PNG to a (size, size) uint8 ink-coverage array (255 = ink)."
     im = Image.open(io.BytesIO(png)).convert("L")
@@ -153,6 +157,7 @@ def _decode_images(zpath:Path, archive:str, size:int, resample:str) -> tuple[np.
     meta = pd.DataFrame(rows, columns=["alphabet", "character", "drawer", "file", "run", "role"])
     return np.stack(imgs), meta
 
+# %% ../../nbs/data/10_omniglot.ipynb #303a5e85
 def _decode_runs(zpath:Path, size:int, resample:str) -> tuple[np.ndarray, pd.DataFrame]:
     "Decode all_runs.zip: per run, 20 training images and the 20 test items, each paired with its class."
     rows, imgs = [], []
@@ -294,6 +299,7 @@ def data_files(*names:str) -> list[str]: # the files, each once, in the order na
         else: raise ValueError(f"unknown data {n!r}: name a file ({', '.join(RESOURCES)}) or an Omniglot set ({', '.join(SETS)}, small)")
     return list(dict.fromkeys(files))
 
+# %% ../../nbs/data/10_omniglot.ipynb #8eb6c3f0
 def require_data(
     *names:str,                 # files (keys of `RESOURCES`) or Omniglot set names (keys of `SETS`, or 'small')
     root:str|Path|None=None,    # data root (default: `data_root()`)
@@ -347,6 +353,7 @@ RUN_CHARACTERS = {  # alphabet -> (file id of its character01 in images_evaluati
 RUN_DRAWERS = ((5, 8), (3, 2), (3, 7), (4, 2), (6, 4), (3, 2), (5, 2), (8, 3), (2, 1), (8, 3),   # (training, test) drawer
                (3, 7), (4, 2), (8, 4), (7, 3), (4, 8), (1, 2), (1, 4), (8, 7), (1, 3), (8, 5))   # of run01 .. run20
 
+# %% ../../nbs/data/10_omniglot.ipynb #dfcb7569
 def _run_character_meta(meta:pd.DataFrame) -> pd.DataFrame:
     "Metadata of the `runs` set relabelled by the evaluation character and drawer of each image (files named as in images_evaluation.zip)."
     m = meta.copy()

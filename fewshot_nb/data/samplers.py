@@ -51,6 +51,7 @@ def _pad(rows:list[np.ndarray], fill:int) -> tuple[torch.Tensor, torch.Tensor]:
     for i, r in enumerate(rows): out[i, :len(r)] = r; mask[i, :len(r)] = True
     return torch.from_numpy(out), torch.from_numpy(mask)
 
+# %% ../../nbs/data/13_samplers.ipynb #d82f3444
 @dataclass
 class EpisodeBatch:
     "`n_tasks` episodes as stacked tensors; masks mark real entries where tasks are ragged."
@@ -62,33 +63,10 @@ class EpisodeBatch:
     query_mask: torch.Tensor      # (n_tasks, n_query) bool
     classes: torch.Tensor         # (n_tasks, n_way) long data class of each episode label
     groups: torch.Tensor          # (n_tasks,) long group ids (-1: none)
-
-    @property
-    def n_tasks(self) -> int:
-        "Number of tasks in the batch."
-        return len(self.classes)
-    @property
-    def n_way(self) -> int:
-        "Number of classes in each task."
-        return self.classes.shape[1]
-    @property
-    def ragged(self) -> bool:
-        "Whether any support or query slot is padding."
-        return not (bool(self.support_mask.all()) and bool(self.query_mask.all()))
     def __len__(self): return self.n_tasks
     def __repr__(self):
         return (f"EpisodeBatch({self.n_tasks} tasks, {self.n_way}-way, support {tuple(self.support.shape)}, "
                 f"query {tuple(self.query.shape)}{', ragged' if self.ragged else ''})")
-
-    @classmethod
-    def stack(cls, episodes:list[Episode]) -> "EpisodeBatch":
-        "Stack episodes, padding ragged support and query sets."
-        if not episodes: raise ValueError("cannot stack an empty list of episodes")
-        if len({e.n_way for e in episodes}) > 1: raise ValueError("all episodes of a batch must have the same n_way")
-        s, sm = _pad([e.support for e in episodes], 0); sl, _ = _pad([e.support_labels for e in episodes], -1)
-        q, qm = _pad([e.query for e in episodes], 0); ql, _ = _pad([e.query_labels for e in episodes], -1)
-        return cls(s, sl, sm, q, ql, qm, torch.from_numpy(np.stack([e.classes for e in episodes]).astype(np.int64)),
-                   torch.tensor([e.group for e in episodes], dtype=torch.long))
 
     def __getitem__(self, i):
         "Task `i` as an `Episode`, or a sub-batch for a slice or index tensor."
@@ -97,29 +75,67 @@ class EpisodeBatch:
             return Episode(self.support[i][sm].numpy(), self.support_labels[i][sm].numpy(), self.query[i][qm].numpy(),
                            self.query_labels[i][qm].numpy(), self.classes[i].numpy(), int(self.groups[i]))
         return EpisodeBatch(**{k: v[i] for k, v in self.tensors().items()})
-
-    def query_counts(self) -> np.ndarray: # (n_tasks, n_way) queries of each episode label
-        "Number of queries of each episode label, in every task."
-        ql = self.query_labels.cpu().numpy(); t, j = np.nonzero(ql >= 0)
-        out = np.zeros((self.n_tasks, self.n_way), np.int64); np.add.at(out, (t, ql[t, j]), 1)
-        return out
-
-    def episodes(self) -> list[Episode]:
-        "The batch as a list of `Episode`s, one per task."
-        return [self[i] for i in range(self.n_tasks)]
     def tensors(self) -> dict:
         "The batch's fields, as a dict of tensors."
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
-    def to(self, device) -> "EpisodeBatch":
-        "A copy of the batch with every tensor on `device`."
-        return EpisodeBatch(**{k: v.to(device) for k, v in self.tensors().items()})
 
-    def gather(self,
-               x:torch.Tensor, # (n_items, ...) features or images of the whole data source
-              ) -> tuple[torch.Tensor, torch.Tensor]: # (n_tasks, n_support, ...), (n_tasks, n_query, ...)
-        "Support and query inputs of every task, taken from `x` (padding rows hold item 0)."
-        x = torch.as_tensor(x)
-        return x[self.support.to(x.device)], x[self.query.to(x.device)]
+# %% ../../nbs/data/13_samplers.ipynb #94e67ddd
+@patch(cls_method=True)
+def stack(cls:EpisodeBatch, episodes:list[Episode]) -> "EpisodeBatch":
+    "Stack episodes, padding ragged support and query sets."
+    if not episodes: raise ValueError("cannot stack an empty list of episodes")
+    if len({e.n_way for e in episodes}) > 1: raise ValueError("all episodes of a batch must have the same n_way")
+    s, sm = _pad([e.support for e in episodes], 0); sl, _ = _pad([e.support_labels for e in episodes], -1)
+    q, qm = _pad([e.query for e in episodes], 0); ql, _ = _pad([e.query_labels for e in episodes], -1)
+    return cls(s, sl, sm, q, ql, qm, torch.from_numpy(np.stack([e.classes for e in episodes]).astype(np.int64)),
+               torch.tensor([e.group for e in episodes], dtype=torch.long))
+
+# %% ../../nbs/data/13_samplers.ipynb #ec1133cd
+@patch
+def query_counts(self:EpisodeBatch) -> np.ndarray: # (n_tasks, n_way) queries of each episode label
+    "Number of queries of each episode label, in every task."
+    ql = self.query_labels.cpu().numpy(); t, j = np.nonzero(ql >= 0)
+    out = np.zeros((self.n_tasks, self.n_way), np.int64); np.add.at(out, (t, ql[t, j]), 1)
+    return out
+
+# %% ../../nbs/data/13_samplers.ipynb #ef946425
+@patch
+def episodes(self:EpisodeBatch) -> list[Episode]:
+    "The batch as a list of `Episode`s, one per task."
+    return [self[i] for i in range(self.n_tasks)]
+
+# %% ../../nbs/data/13_samplers.ipynb #e2717fb5
+@patch
+def gather(self:EpisodeBatch,
+           x:torch.Tensor, # (n_items, ...) features or images of the whole data source
+          ) -> tuple[torch.Tensor, torch.Tensor]: # (n_tasks, n_support, ...), (n_tasks, n_query, ...)
+    "Support and query inputs of every task, taken from `x` (padding rows hold item 0)."
+    x = torch.as_tensor(x)
+    return x[self.support.to(x.device)], x[self.query.to(x.device)]
+
+# %% ../../nbs/data/13_samplers.ipynb #f3165a80
+@patch(as_prop=True)
+def n_tasks(self:EpisodeBatch) -> int:
+    "Number of tasks in the batch."
+    return len(self.classes)
+
+# %% ../../nbs/data/13_samplers.ipynb #b22a5a73
+@patch(as_prop=True)
+def n_way(self:EpisodeBatch) -> int:
+    "Number of classes in each task."
+    return self.classes.shape[1]
+
+# %% ../../nbs/data/13_samplers.ipynb #26144cd0
+@patch(as_prop=True)
+def ragged(self:EpisodeBatch) -> bool:
+    "Whether any support or query slot is padding."
+    return not (bool(self.support_mask.all()) and bool(self.query_mask.all()))
+
+# %% ../../nbs/data/13_samplers.ipynb #a79150ea
+@patch
+def to(self:EpisodeBatch, device) -> "EpisodeBatch":
+    "A copy of the batch with every tensor on `device`."
+    return EpisodeBatch(**{k: v.to(device) for k, v in self.tensors().items()})
 
 # %% ../../nbs/data/13_samplers.ipynb #1a7ec060
 def round_counts(
@@ -134,6 +150,7 @@ def round_counts(
     ranks = np.argsort(order, axis=-1, kind="stable")
     return base + (ranks < missing)
 
+# %% ../../nbs/data/13_samplers.ipynb #e21e70a6
 def dirichlet_counts(
     a:float,            # concentration a > 0 of Dir(a, ..., a)
     n_way:int,          # number of classes K
@@ -155,6 +172,7 @@ def _padded_members(keys:np.ndarray, n_keys:int) -> np.ndarray:
     out[keys[order], cols] = order
     return out
 
+# %% ../../nbs/data/13_samplers.ipynb #e6a2099d
 def _random_pick(members:np.ndarray, n_pick:int, rng) -> np.ndarray:
     "For each row of a padded (-1) matrix, `n_pick` of its entries in random order (rows need >= n_pick)."
     keys = rng.random(members.shape); keys[members < 0] = np.inf
@@ -274,6 +292,7 @@ def _uncapped_counts(self, n_tasks:int, rng) -> np.ndarray:
     if self.query_dist == "fixed": return np.broadcast_to(self.fixed_counts, (n_tasks, self.n_way)).copy()
     return dirichlet_counts(self.dirichlet_a, self.n_way, self.total_query, n_tasks, rng)
 
+# %% ../../nbs/data/13_samplers.ipynb #5de64c1f
 def _draw_query_counts(self, caps, rng) -> np.ndarray:
     n_tasks = len(caps)
     counts = _uncapped_counts(self, n_tasks, rng)
@@ -289,6 +308,7 @@ def _draw_query_counts(self, caps, rng) -> np.ndarray:
     if bad.any(): raise ValueError(f"after {self.max_resample} rounds of resampling, {int(bad.sum())} tasks still exceed their caps; lower n_query")
     return counts
 
+# %% ../../nbs/data/13_samplers.ipynb #930a74b5
 def _draw_classes(self, n_tasks:int, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     "Group (n_tasks,), classes (n_tasks, n_way) and shots (n_tasks, n_way) of `n_tasks` tasks."
     g = rng.integers(len(self.group_ids), size=n_tasks)                        # a group per task,
@@ -297,6 +317,7 @@ def _draw_classes(self, n_tasks:int, rng) -> tuple[np.ndarray, np.ndarray, np.nd
              else rng.integers(self.shot_range[0], self.shot_range[1] + 1, size=(n_tasks, self.n_way)))
     return g, classes, shots
 
+# %% ../../nbs/data/13_samplers.ipynb #d4ac00ba
 def _picked_rows(items:np.ndarray, mask:np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     "The items a (n_tasks, n_way, n_take) mask selects, as padded rows: items (0-padded), episode labels (-1) and a mask."
     n_tasks, n_way = mask.shape[:2]
@@ -308,12 +329,14 @@ def _picked_rows(items:np.ndarray, mask:np.ndarray) -> tuple[np.ndarray, np.ndar
     it[t[mask], pos[mask]] = items[mask]; lab[t[mask], pos[mask]] = way[mask]
     return it, lab, np.arange(width)[None] < n[:, None]
 
+# %% ../../nbs/data/13_samplers.ipynb #0510851a
 def _shuffled(q:np.ndarray, ql:np.ndarray, qm:np.ndarray, rng) -> tuple[np.ndarray, np.ndarray]:
     "Queries and their labels in a random order within each task (padding stays at the end)."
     keys = rng.random(q.shape); keys[~qm] = np.inf
     perm = np.argsort(keys, axis=1)
     return np.take_along_axis(q, perm, 1), np.take_along_axis(ql, perm, 1)
 
+# %% ../../nbs/data/13_samplers.ipynb #7c57694c
 def _sample_arrays(self, n_tasks:int, rng) -> dict:
     # 1-2. classes, shots and query counts
     g, classes, shots = _draw_classes(self, n_tasks, rng)
@@ -328,6 +351,7 @@ def _sample_arrays(self, n_tasks:int, rng) -> dict:
     return dict(support=s, support_labels=sl, support_mask=sm, query=q, query_labels=ql, query_mask=qm,
                 classes=classes, groups=self.group_ids[g])
 
+# %% ../../nbs/data/13_samplers.ipynb #42557bd2
 @patch
 def sample_batch(self:EpisodeSampler,
                  n_tasks:int,      # number of tasks
@@ -349,6 +373,7 @@ def sample_batch(self:EpisodeSampler,
         parts = [cat]
     return EpisodeBatch(**{k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in parts[0].items()})
 
+# %% ../../nbs/data/13_samplers.ipynb #1bae4983
 @patch
 def sample(self:EpisodeSampler,
            seed=None,     # seed or Generator
@@ -356,6 +381,7 @@ def sample(self:EpisodeSampler,
     "Draw one task as an `Episode`."
     return self.sample_batch(1, seed)[0]
 
+# %% ../../nbs/data/13_samplers.ipynb #cf43865a
 EpisodeSampler._draw_query_counts = _draw_query_counts
 
 # %% ../../nbs/data/13_samplers.ipynb #2451b72d
@@ -365,6 +391,7 @@ def class_groups(labels, groups) -> np.ndarray:
     out = np.full(int(labels.max()) + 1, -1, dtype=np.int64); out[labels] = groups
     return out
 
+# %% ../../nbs/data/13_samplers.ipynb #456785e7
 def check_batch(batch:EpisodeBatch, labels:np.ndarray, groups:np.ndarray|None=None) -> EpisodeBatch:
     "Raise if a batch is inconsistent with the data labels (and groups); return it."
     labels = torch.as_tensor(np.asarray(labels))
@@ -394,6 +421,7 @@ def same_group_rate(
     N = n.sum()
     return float((n * (n - 1)).sum() / (N * (N - 1)))
 
+# %% ../../nbs/data/13_samplers.ipynb #7046e589
 def same_group_pairs(
     batch:EpisodeBatch, # tasks over the items of `labels`
     labels,             # (n_items,) class of every item
@@ -421,6 +449,7 @@ class CapBinding:
         return float(self.binds.mean())
     def __repr__(self): return f"CapBinding({100 * self.rate:.1f}% of {len(self.counts)} uncapped draws exceed a cap)"
 
+# %% ../../nbs/data/13_samplers.ipynb #36c796b2
 @patch
 def cap_binding(self:EpisodeSampler,
                 n_tasks:int=10_000, # tasks drawn
@@ -432,6 +461,7 @@ def cap_binding(self:EpisodeSampler,
     _, classes, shots = _draw_classes(self, n_tasks, rng)
     return CapBinding(_uncapped_counts(self, n_tasks, rng), self.class_sizes[classes] - shots)
 
+# %% ../../nbs/data/13_samplers.ipynb #322c8cdd
 def query_imbalance(
     counts:np.ndarray,   # (n_tasks, n_way) query counts, e.g. `EpisodeBatch.query_counts()` or `CapBinding.counts`
 ) -> dict:               # mean count of the largest and smallest class of a task, mean share of the largest
@@ -468,6 +498,7 @@ def data_fingerprint(labels) -> str:
     "Short hash of a data source's labels (order included)."
     return array_digest(np.asarray(getattr(labels, "labels", labels), dtype=np.int64))[:16]
 
+# %% ../../nbs/data/13_samplers.ipynb #6c79c571
 _MANIFEST_VERSION = 1
 
 @dataclass
@@ -478,48 +509,55 @@ class TaskManifest:
     seed: int|None = None                        # seed the tasks were drawn with
     data: str = ""                               # `data_fingerprint` of the labels the tasks index
 
-    @classmethod
-    def sample(cls, sampler:EpisodeSampler, n_tasks:int, seed:int) -> "TaskManifest":
-        "Draw `n_tasks` tasks with an integer `seed` and record how."
-        if isinstance(seed, np.random.Generator) or seed is None: raise ValueError("a manifest needs an integer seed, so that it can be redrawn")
-        return cls(sampler.sample_batch(n_tasks, seed), sampler.config(), int(seed), data_fingerprint(sampler.labels))
-
-    @property
-    def digest(self) -> str:
-        "SHA-256 of the tasks, settings, seed and data fingerprint."
-        t = self.batch.tensors()
-        meta = json.dumps({"config": self.config, "seed": self.seed, "data": self.data}, sort_keys=True)
-        return array_digest(*(t[k].numpy() for k in sorted(t)), np.frombuffer(meta.encode(), np.uint8))
-
-    def check(self, data) -> "TaskManifest":
-        "Raise unless `data` (or its labels) is the data these tasks were drawn from."
-        if (fp := data_fingerprint(data)) != self.data:
-            raise ValueError(f"these tasks were drawn from data with fingerprint {self.data}, not {fp}: "
-                             "load the same data, with the same sets, split and order")
-        return self
-
-    def save(self, path:str|Path) -> Path:
-        "Write to `path` (.npz) atomically."
-        meta = {"version": _MANIFEST_VERSION, "config": self.config, "seed": self.seed, "data": self.data, "digest": self.digest}
-        with atomic_write(path) as tmp:
-            with open(tmp, "wb") as f:
-                np.savez_compressed(f, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8),
-                                    **{k: v.numpy() for k, v in self.batch.tensors().items()})
-        return Path(path)
-
-    @classmethod
-    def load(cls, path:str|Path, data=None) -> "TaskManifest":
-        "Read a manifest, verify its hash and, if `data` is given, that it indexes that data."
-        with np.load(path, allow_pickle=False) as f:
-            meta = json.loads(f["meta"].tobytes().decode())
-            if meta.get("version") != _MANIFEST_VERSION: raise ValueError(f"{path}: manifest version {meta.get('version')}, expected {_MANIFEST_VERSION}")
-            batch = EpisodeBatch(**{k: torch.from_numpy(f[k]) for k in EpisodeBatch.__dataclass_fields__})
-        m = cls(batch, meta["config"], meta["seed"], meta["data"])
-        if m.digest != meta["digest"]: raise ValueError(f"{path}: content hash mismatch, the file was modified or corrupted")
-        return m.check(data) if data is not None else m
-
     def __len__(self): return self.batch.n_tasks
     def __repr__(self): return f"TaskManifest({self.batch.n_tasks} tasks, seed {self.seed}, {self.digest[:12]})"
+
+# %% ../../nbs/data/13_samplers.ipynb #029d0c86
+@patch(cls_method=True)
+def sample(cls:TaskManifest, sampler:EpisodeSampler, n_tasks:int, seed:int) -> "TaskManifest":
+    "Draw `n_tasks` tasks with an integer `seed` and record how."
+    if isinstance(seed, np.random.Generator) or seed is None: raise ValueError("a manifest needs an integer seed, so that it can be redrawn")
+    return cls(sampler.sample_batch(n_tasks, seed), sampler.config(), int(seed), data_fingerprint(sampler.labels))
+
+# %% ../../nbs/data/13_samplers.ipynb #730cf05a
+@patch(cls_method=True)
+def load(cls:TaskManifest, path:str|Path, data=None) -> "TaskManifest":
+    "Read a manifest, verify its hash and, if `data` is given, that it indexes that data."
+    with np.load(path, allow_pickle=False) as f:
+        meta = json.loads(f["meta"].tobytes().decode())
+        if meta.get("version") != _MANIFEST_VERSION: raise ValueError(f"{path}: manifest version {meta.get('version')}, expected {_MANIFEST_VERSION}")
+        batch = EpisodeBatch(**{k: torch.from_numpy(f[k]) for k in EpisodeBatch.__dataclass_fields__})
+    m = cls(batch, meta["config"], meta["seed"], meta["data"])
+    if m.digest != meta["digest"]: raise ValueError(f"{path}: content hash mismatch, the file was modified or corrupted")
+    return m.check(data) if data is not None else m
+
+# %% ../../nbs/data/13_samplers.ipynb #f1e75552
+@patch
+def check(self:TaskManifest, data) -> "TaskManifest":
+    "Raise unless `data` (or its labels) is the data these tasks were drawn from."
+    if (fp := data_fingerprint(data)) != self.data:
+        raise ValueError(f"these tasks were drawn from data with fingerprint {self.data}, not {fp}: "
+                         "load the same data, with the same sets, split and order")
+    return self
+
+# %% ../../nbs/data/13_samplers.ipynb #ced43d8d
+@patch
+def save(self:TaskManifest, path:str|Path) -> Path:
+    "Write to `path` (.npz) atomically."
+    meta = {"version": _MANIFEST_VERSION, "config": self.config, "seed": self.seed, "data": self.data, "digest": self.digest}
+    with atomic_write(path) as tmp:
+        with open(tmp, "wb") as f:
+            np.savez_compressed(f, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8),
+                                **{k: v.numpy() for k, v in self.batch.tensors().items()})
+    return Path(path)
+
+# %% ../../nbs/data/13_samplers.ipynb #b7c16033
+@patch(as_prop=True)
+def digest(self:TaskManifest) -> str:
+    "SHA-256 of the tasks, settings, seed and data fingerprint."
+    t = self.batch.tensors()
+    meta = json.dumps({"config": self.config, "seed": self.seed, "data": self.data}, sort_keys=True)
+    return array_digest(*(t[k].numpy() for k in sorted(t)), np.frombuffer(meta.encode(), np.uint8))
 
 # %% ../../nbs/data/13_samplers.ipynb #9c87730f
 def lake_runs(data) -> TaskManifest:
@@ -543,6 +581,7 @@ def real_positions(mask:torch.Tensor, n:int) -> torch.Tensor:
     "(n_tasks, n) positions of the real entries of each row of `mask`, in order (each row has exactly `n`)."
     return torch.argsort((~mask).to(torch.int8), dim=1, stable=True)[:, :n]
 
+# %% ../../nbs/data/13_samplers.ipynb #e8c81d92
 def equal_size_groups(
     batch:EpisodeBatch,   # tasks, ragged or not
 ) -> list[tuple[torch.Tensor, EpisodeBatch]]: # (task indices, the same tasks without padding) for each group

@@ -20,9 +20,11 @@ __all__ = ['MINIMAL_ALPHABETS', 'VINYALS_TEST', 'VINYALS_TRAINVAL', 'KOCH_TEST',
 def _meta(data) -> pd.DataFrame:
     return data.meta if hasattr(data, "meta") else data
 
+# %% ../../nbs/data/11_splits.ipynb #99f201db
 def _classes(meta, mask) -> list[str]:
     return sorted(meta.loc[np.asarray(mask), "class_name"].unique())
 
+# %% ../../nbs/data/11_splits.ipynb #e92a80f5
 def check_split(split:dict, data) -> dict:
     "Raise if parts of `split` overlap or name classes absent from `data`; return `split`."
     known, seen = set(_meta(data).class_name), {}
@@ -33,6 +35,7 @@ def check_split(split:dict, data) -> dict:
             seen[c] = part
     return split
 
+# %% ../../nbs/data/11_splits.ipynb #125dac9e
 def _refuse_runs(meta:pd.DataFrame, split:str):
     "Raise if `meta` holds the `runs` set, whose per-run classes would count each run character twice."
     if "archive" in meta and meta.archive.eq("runs").any():
@@ -40,6 +43,7 @@ def _refuse_runs(meta:pd.DataFrame, split:str):
                          "show the same characters, which would be two classes each. Load 'run_characters' instead (the same "
                          "images, one class per character); keep 'runs' apart for lake_runs")
 
+# %% ../../nbs/data/11_splits.ipynb #4ac0ac3d
 def split_sizes(split:dict, data) -> pd.DataFrame:
     "Classes, alphabets and images per part of a split."
     meta = _meta(data)
@@ -82,6 +86,7 @@ VINYALS_TRAINVAL = ("Alphabet_of_the_Magi Angelic Anglo-Saxon_Futhorc Arcadian A
     "Malay_(Jawi_-_Arabic) Mkhedruli_(Georgian) N_Ko Ojibwe_(Canadian_Aboriginal_Syllabics) Sanskrit "
     "Syriac_(Estrangelo) Tagalog Tifinagh").split()
 
+# %% ../../nbs/data/11_splits.ipynb #9c550948
 def vinyals_split(
     data,  # `OmniglotImages` or its metadata: any mix of sets but `runs` (use `run_characters`)
 ) -> dict: # part -> sorted class names present in `data`
@@ -98,12 +103,14 @@ KOCH_TEST = tuple(sorted(set(RUN_ALPHABETS)))                                   
 KOCH_TRAIN = tuple(a for a, (s, _) in ALPHABETS.items() if s == "background")                   # Lake's 30 background alphabets
 KOCH_VAL = tuple(a for a, (s, _) in ALPHABETS.items() if s == "evaluation" and a not in KOCH_TEST)  # the other 10
 
+# %% ../../nbs/data/11_splits.ipynb #8ad703fa
 def koch_alphabets(
     val:bool=True,  # keep Koch et al.'s 10 validation alphabets apart; False merges them into train (the 40-alphabet background set)
 ) -> dict:          # part -> tuple of alphabet names
     "The alphabets of each part of Koch et al.'s split."
     return dict(train=KOCH_TRAIN, val=KOCH_VAL, test=KOCH_TEST) if val else dict(train=KOCH_TRAIN + KOCH_VAL, test=KOCH_TEST)
 
+# %% ../../nbs/data/11_splits.ipynb #50a55aaf
 def koch_split(
     data,           # `OmniglotImages` or its metadata: any mix of sets but `runs` (use `run_characters`)
     val:bool=True,  # train / val / test (30 / 10 / 10 alphabets); False: train / test (40 / 10)
@@ -115,6 +122,7 @@ def koch_split(
         raise ValueError(f"alphabets {sorted(unknown)} are not Omniglot alphabets (see fewshot_nb.data.omniglot.ALPHABETS)")
     return check_split({p: _classes(meta, meta.alphabet.isin(a)) for p, a in koch_alphabets(val).items()}, meta)
 
+# %% ../../nbs/data/11_splits.ipynb #66674dc7
 def alphabet_coverage(
     parts:dict,     # part -> alphabet names, e.g. `koch_alphabets()`
     data,           # `OmniglotImages` or its metadata

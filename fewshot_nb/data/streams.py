@@ -6,6 +6,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/data/streams.html.md"""
 
 # %% ../../nbs/data/15_streams.ipynb #a004b7d6
 from __future__ import annotations
+from fastcore.basics import patch
 import numpy as np, torch
 from ..core import derive_seed
 from .samplers import EpisodeSampler
@@ -78,24 +79,7 @@ class ClassStream:
         self.data, self.batch_size, self.binarize = data, int(batch_size), binarize
         self.steps_per_epoch = len(data) // self.batch_size
 
-    def indices(self, step:int, seed:int) -> torch.Tensor:
-        "Indices (batch_size,) of the images of batch `step`: slice `step` of its epoch's permutation."
-        epoch, i = divmod(int(step), self.steps_per_epoch)
-        perm = torch.from_numpy(np.random.default_rng(derive_seed(seed, epoch)).permutation(len(self.data)))
-        return perm[i * self.batch_size:(i + 1) * self.batch_size].to(self.data.x.device)
-
-    def batch(self, step:int, seed:int) -> dict:
-        "Batch number `step`: `x` (batch_size, C, H, W) float, `y` (batch_size,) long."
-        idx = self.indices(step, seed)
-        x = self.data.floats(idx)
-        if self.binarize is not None: x = (x > self.binarize).float()
-        return dict(x=x, y=self.data.labels[idx])
-
-    def config(self) -> dict:
-        "Batch size, and the data the batches come from."
-        return dict(kind=self.kind, batch_size=self.batch_size, n_images=len(self.data), n_classes=self.data.n_classes,
-                    rotations=self.data.rotations, binarize=self.binarize)
-
+# %% ../../nbs/data/15_streams.ipynb #167e712e
 class EpisodeStream:
     "`n_tasks` episodes per step from an `EpisodeSampler` over the training data, reproducible from `(seed, step)`."
     kind = "episode"
@@ -113,19 +97,47 @@ class EpisodeStream:
         self.sampler = EpisodeSampler(data.labels.cpu().numpy(), n_way, n_shot, n_query, structure=structure,
                                       groups=data.groups.cpu().numpy(), skip_small=structure == "within_group")
 
-    def batch(self, step:int, seed:int) -> dict:
-        "Episodes of step `step`: `support` (n_tasks, n_support, C, H, W), `support_labels`, `query`, `query_labels`, `n_way`."
-        b = self.sampler.sample_batch(self.n_tasks, seed=derive_seed(seed, step))
-        s, q = self.data.floats(b.support.to(self.data.x.device)), self.data.floats(b.query.to(self.data.x.device))
-        if self.binarize is not None: s, q = (s > self.binarize).float(), (q > self.binarize).float()
-        dev = self.data.x.device
-        return dict(support=s, support_labels=b.support_labels.to(dev), query=q, query_labels=b.query_labels.to(dev),
-                    n_way=b.n_way)
+# %% ../../nbs/data/15_streams.ipynb #196cd369
+@patch
+def indices(self:ClassStream, step:int, seed:int) -> torch.Tensor:
+    "Indices (batch_size,) of the images of batch `step`: slice `step` of its epoch's permutation."
+    epoch, i = divmod(int(step), self.steps_per_epoch)
+    perm = torch.from_numpy(np.random.default_rng(derive_seed(seed, epoch)).permutation(len(self.data)))
+    return perm[i * self.batch_size:(i + 1) * self.batch_size].to(self.data.x.device)
 
-    def config(self) -> dict:
-        "Tasks per step, the sampler's config, and the data the episodes come from."
-        return dict(kind=self.kind, n_tasks=self.n_tasks, binarize=self.binarize, sampler=self.sampler.config(),
-                    n_images=len(self.data), n_classes=self.data.n_classes, rotations=self.data.rotations)
+# %% ../../nbs/data/15_streams.ipynb #1527b811
+@patch
+def batch(self:ClassStream, step:int, seed:int) -> dict:
+    "Batch number `step`: `x` (batch_size, C, H, W) float, `y` (batch_size,) long."
+    idx = self.indices(step, seed)
+    x = self.data.floats(idx)
+    if self.binarize is not None: x = (x > self.binarize).float()
+    return dict(x=x, y=self.data.labels[idx])
+
+# %% ../../nbs/data/15_streams.ipynb #fbe20aa0
+@patch
+def config(self:ClassStream) -> dict:
+    "Batch size, and the data the batches come from."
+    return dict(kind=self.kind, batch_size=self.batch_size, n_images=len(self.data), n_classes=self.data.n_classes,
+                rotations=self.data.rotations, binarize=self.binarize)
+
+# %% ../../nbs/data/15_streams.ipynb #dc47ea07
+@patch
+def batch(self:EpisodeStream, step:int, seed:int) -> dict:
+    "Episodes of step `step`: `support` (n_tasks, n_support, C, H, W), `support_labels`, `query`, `query_labels`, `n_way`."
+    b = self.sampler.sample_batch(self.n_tasks, seed=derive_seed(seed, step))
+    s, q = self.data.floats(b.support.to(self.data.x.device)), self.data.floats(b.query.to(self.data.x.device))
+    if self.binarize is not None: s, q = (s > self.binarize).float(), (q > self.binarize).float()
+    dev = self.data.x.device
+    return dict(support=s, support_labels=b.support_labels.to(dev), query=q, query_labels=b.query_labels.to(dev),
+                n_way=b.n_way)
+
+# %% ../../nbs/data/15_streams.ipynb #8a3a0fb8
+@patch
+def config(self:EpisodeStream) -> dict:
+    "Tasks per step, the sampler's config, and the data the episodes come from."
+    return dict(kind=self.kind, n_tasks=self.n_tasks, binarize=self.binarize, sampler=self.sampler.config(),
+                n_images=len(self.data), n_classes=self.data.n_classes, rotations=self.data.rotations)
 
 # %% ../../nbs/data/15_streams.ipynb #799459b9
 def image_tensor(images) -> torch.Tensor: # (n, C, H, W) float in [0, 1]
@@ -138,6 +150,7 @@ def image_tensor(images) -> torch.Tensor: # (n, C, H, W) float in [0, 1]
     if x.dtype != torch.uint8 and not x.is_floating_point(): raise ValueError(f"images must be uint8 (0..255) or float in [0, 1], got {x.dtype}")
     return unit_floats(x)
 
+# %% ../../nbs/data/15_streams.ipynb #5e5babfe
 def check_aligned(
     images,        # what a scorer classifies: (n_items, ...) images, or anything with a length
     data,          # the data source the tasks index (a `FeatureSource`, `OmniglotImages`, labels ...)

@@ -36,6 +36,7 @@ def critic_embedding() -> nn.Sequential:
     return nn.Sequential(ConvBlock(1, 64), ConvBlock(64, 64), ConvBlock(64, 64), ConvBlock(64, 64),
                          nn.Flatten(), nn.ReLU(), nn.Linear(576, 256))
 
+# %% ../../nbs/generation/50_critics.ipynb #14f880ca
 class Critic(nn.Module):
     "The Conv4 critic of Boutin et al. (2022, Table S1): 50x50 binary images -> 256-d features -> 128-d head."
     def __init__(self,
@@ -99,6 +100,7 @@ def protonet_critic(
     "The Prototypical Net critic of recognizability (S1)."
     return load_critic("protonet", root, device) if pretrained else Critic("protonet").to(device).eval()
 
+# %% ../../nbs/generation/50_critics.ipynb #faac0bd5
 @CRITICS.register("simclr")
 def simclr_critic(
     pretrained:bool=True,  # the released weights (`load_critic`); False: a freshly initialised network
@@ -108,6 +110,7 @@ def simclr_critic(
     "The SimCLR critic of diversity (S2)."
     return load_critic("simclr", root, device) if pretrained else Critic("simclr").to(device).eval()
 
+# %% ../../nbs/generation/50_critics.ipynb #54bbc4b7
 def make_critic(
     name:str,   # a name of `list_critics()`: 'protonet', 'simclr' (or one registered since)
     **kwargs,   # passed to the critic's factory (pretrained, root, device)
@@ -115,6 +118,7 @@ def make_critic(
     "Build the critic `name`: the released weights by default."
     return CRITICS.make(name, **kwargs)
 
+# %% ../../nbs/generation/50_critics.ipynb #09185f84
 def list_critics() -> list[str]: # the registered names, sorted
     "Names of the critics `make_critic` builds."
     return CRITICS.names()
@@ -193,6 +197,7 @@ def save_critic(
     with atomic_write(path) as tmp: torch.save({k: v.detach().cpu() for k, v in critic.state_dict().items()}, tmp)
     return Path(path)
 
+# %% ../../nbs/generation/50_critics.ipynb #ce9bd5fa
 def _read_weights(
     path:str|Path,   # a file of weights written by torch.save
 ) -> object:         # what it holds (tensors and plain data only)
@@ -203,6 +208,7 @@ def _read_weights(
         raise ValueError(f"cannot read {path} ({type(e).__name__}: {e}): the file is truncated or corrupt; write it again "
                          "(save_critic, save_maml_critic), or for a released critic delete it and fetch it again") from e
 
+# %% ../../nbs/generation/50_critics.ipynb #ed75fa49
 def critic_from_file(
     path:str|Path,        # a critic `state_dict` file (from `save_critic`, or a released `_best.model`)
     kind:str|None=None,   # 'protonet' or 'simclr'; None: read it from the keys of the file
@@ -220,6 +226,7 @@ def critic_from_file(
     critic.load_state_dict(state, strict=True)
     return critic.to(device).eval()
 
+# %% ../../nbs/generation/50_critics.ipynb #56a574aa
 @keeps_global_rng
 def train_critic(
     kind:str,                  # 'protonet' (S1) or 'simclr' (S2)
@@ -274,6 +281,7 @@ class CriticBody(nn.Module):
         "Embedding of a batch of images."
         return self.embedding(x)   # (n, 1, 50, 50) -> (n, 256)
 
+# %% ../../nbs/generation/50_critics.ipynb #442e93ec
 def maml_critic(
     order:str="second",          # 'second' (S6), 'first' (FOMAML) or 'anil' (only the head adapts)
     n_way:int=20,                # classes per task: outputs of the Linear(256, n_way) head
@@ -286,8 +294,10 @@ def maml_critic(
     return MAML(CriticBody(), n_way, inner_steps=inner_steps, inner_lr=inner_lr, first_order=order == "first",
                 anil=order == "anil", eval_inner_steps=eval_inner_steps, query_norm="support")
 
+# %% ../../nbs/generation/50_critics.ipynb #2dfe6146
 def _maml_order(model:MAML) -> str: return "anil" if model.anil else "first" if model.first_order else "second"
 
+# %% ../../nbs/generation/50_critics.ipynb #6b1b4a49
 def save_maml_critic(
     model:MAML,       # a MAML critic (`maml_critic`, `train_maml_critic`)
     path:str|Path,    # destination (.pt); written atomically
@@ -301,6 +311,7 @@ def save_maml_critic(
         torch.save(seal(dict(maml_critic=cfg, state_dict={k: v.detach().cpu() for k, v in model.state_dict().items()})), tmp)
     return Path(path)
 
+# %% ../../nbs/generation/50_critics.ipynb #0f36aaf2
 def maml_critic_from_file(
     path:str|Path,    # a file written by `save_maml_critic`
     device="cpu",     # where to put the network
@@ -314,6 +325,7 @@ def maml_critic_from_file(
     model.load_state_dict(state["state_dict"], strict=True)
     return model.to(device).eval()
 
+# %% ../../nbs/generation/50_critics.ipynb #0cd4f430
 @keeps_global_rng
 def train_maml_critic(
     data,                      # `OmniglotImages` at 50 px (`load_omniglot(size=50)`); binarised in the batches
@@ -379,6 +391,7 @@ def _ink_up(
     dark = x.mean() > 127.5 if ink == "auto" else ink == "dark"
     return 255 - x if dark else x
 
+# %% ../../nbs/generation/50_critics.ipynb #ed524b1b
 def load_class_folder(
     folder:str|Path,     # one sub-folder of images per class (nested folders give classes such as 'alphabet/character')
     size:int=50,         # side of the square images (the critics read 50 px)
@@ -440,6 +453,7 @@ def _as_drawings(
     cls = names[np.asarray(y)]
     return OmniglotImages(img, pd.DataFrame(dict(class_name=cls, alphabet=cls if groups is None else groups)))
 
+# %% ../../nbs/generation/50_critics.ipynb #3a473c49
 def _nearest_mean_accuracy(
     z:Tensor,            # (n, d) features of every image
     batch,               # an `EpisodeBatch` of tasks over those images
@@ -450,6 +464,7 @@ def _nearest_mean_accuracy(
     means = onehot.transpose(1, 2) @ zs / onehot.sum(1)[..., None]                 # (n_tasks, n_way, d)
     return accuracy(-torch.cdist(zq, means).pow(2), batch.query_labels, batch.query_mask)
 
+# %% ../../nbs/generation/50_critics.ipynb #3b9dea19
 def train_critics(
     source,                  # a class folder (`load_class_folder`), or `OmniglotImages` at 50 px, an `ImageFolderSource`, an `ImageSource`
     steps:int=2000,          # training steps of each critic (the paper: 8,000 for the ProtoNet, about 23,000 for the SimCLR)

@@ -58,6 +58,7 @@ def _per_class(feats, name:str="feats") -> list[Tensor]:
     if any(not torch.isfinite(g).all() for g in groups): raise ValueError(f"{name} contains NaN or infinite values")
     return groups
 
+# %% ../../nbs/generation/51_metrics.ipynb #5720633c
 def diversity(
     feats,                  # (n_classes, N, d) features, or a list of (N_j, d) arrays (ragged N_j >= 2)
     form:str="eq2",         # 'eq2': sqrt of the Bessel-corrected total variance; 'mean_std': the released code's mean per-dimension std
@@ -67,6 +68,7 @@ def diversity(
     var = [g.var(0, correction=1) for g in _per_class(feats)]   # (d,) per-dimension variances, 1/(N-1)
     return np.array([float(v.sum().sqrt() if form == "eq2" else v.sqrt().mean()) for v in var])
 
+# %% ../../nbs/generation/51_metrics.ipynb #ac4cc247
 def cosine_dispersion(
     feats,                  # (n_classes, N, d) features, or a list of (N_j, d) arrays (ragged N_j >= 2)
     form:str="pairwise",    # 'pairwise': Eq. 3; 'centroid': the released code's sum_i (1 - cos(f_i, mean)) / (N - 1)
@@ -111,6 +113,7 @@ class RecognizabilityTasks:
         return (f"RecognizabilityTasks({self.n_tasks} tasks, {self.n_way}-way, {self.n_classes} classes, "
                 f"{np.bincount(self.classes.ravel(), minlength=self.n_classes).min()} queries per class, seed={self.seed})")
 
+# %% ../../nbs/generation/51_metrics.ipynb #0b4dd7e2
 def recognizability_tasks(
     n_classes:int,        # number of classes (concepts) evaluated
     n_samples,            # samples per class: an int, or (n_classes,) ints (ragged)
@@ -155,6 +158,7 @@ class Recognizability:
         return self.correct.mean(1)
     def __repr__(self): return f"Recognizability({self.ci.fmt(100)} % over {len(self.per_class)} classes, {len(self.correct)} tasks)"
 
+# %% ../../nbs/generation/51_metrics.ipynb #3ef9e1b6
 def _sample_table(samples, name:str) -> tuple[Tensor, np.ndarray, np.ndarray]:
     "All samples stacked (sum N_j, ...) and the offset of each class's first sample."
     groups = list(samples) if isinstance(samples, (list, tuple)) else list(to_tensor(samples, name))
@@ -163,6 +167,7 @@ def _sample_table(samples, name:str) -> tuple[Tensor, np.ndarray, np.ndarray]:
     sizes = np.array([len(g) for g in groups])
     return torch.cat(groups), np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes
 
+# %% ../../nbs/generation/51_metrics.ipynb #40658781
 def _from_scores(
     scores,                      # (n_tasks, n_way queries, n_way classes) scores, higher = more likely
     tasks:RecognizabilityTasks,  # the manifest they answer
@@ -177,6 +182,7 @@ def _from_scores(
     per_class = hits / np.bincount(tasks.classes.ravel(), minlength=tasks.n_classes)
     return Recognizability(correct, per_class, mean_ci(per_class, confidence), scores.astype(np.float32))
 
+# %% ../../nbs/generation/51_metrics.ipynb #92feb966
 def recognizability_from_feats(
     proto_feats,                 # (n_classes, d) embedding of each class's prototype
     sample_feats,                # (n_classes, N, d), or a list of (N_j, d): embeddings of the samples of each class
@@ -202,6 +208,7 @@ def recognizability_from_feats(
           + support.pow(2).sum(-1).unsqueeze(1))                                            # (T, K queries, K supports)
     return _from_scores((-d2).numpy(), tasks, confidence)                                     # nearest prototype
 
+# %% ../../nbs/generation/51_metrics.ipynb #389a3725
 def recognizability(
     critic:Critic,               # the Prototypical Net critic (`load_critic('protonet')`)
     prototypes,                  # (n_classes, H, W) or (n_classes, 1, H, W) prototype images
@@ -246,6 +253,7 @@ class OwnPrototypeRate:
                 f"shuffled prototypes {100 * self.null.mean():.1f} % (99th percentile {100 * np.quantile(self.null, 0.99):.1f} %), "
                 f"p = {self.p_value:.2g})")
 
+# %% ../../nbs/generation/51_metrics.ipynb #56a132e6
 def own_prototype_rate(
     proto_feats,       # (n_classes, d) features of each class's prototype
     sample_feats,      # (n_classes, N, d) features of N samples of each class, drawn from its prototype
@@ -285,6 +293,7 @@ class HumanPoint:
         return (f"HumanPoint(diversity {self.diversity_ci.fmt(1, 3)}, recognizability {self.recognizability_ci.fmt(100)} %, "
                 f"{len(self.diversity)} classes)")
 
+# %% ../../nbs/generation/51_metrics.ipynb #75f4f301
 def human_point(
     diversity_critic:Critic,       # critic of the diversity features (the paper: SimCLR)
     protonet:Critic,               # Prototypical Net critic of the recognizability
@@ -329,6 +338,7 @@ def distance_to_humans(
     if r.ndim != 2 or r.shape[1] != 2: raise ValueError(f"reference must be (n_ref, 2) pairs (diversity, recognizability), got shape {r.shape}")
     return np.linalg.norm((p - h) / z_scale(r, h), axis=1)
 
+# %% ../../nbs/generation/51_metrics.ipynb #1d7203e9
 def z_scale(
     points,       # (n_models, 2) (diversity, recognizability) of each model
     human,        # (2,) the human point
@@ -341,6 +351,7 @@ def z_scale(
     if (s == 0).any(): raise ValueError("all points (with the human one) are equal on an axis: z-scores are undefined; give more varied models")
     return s
 
+# %% ../../nbs/generation/51_metrics.ipynb #d030a6f5
 def class_distances_to_humans(
     model,        # (n_classes, 2) a model's (diversity, recognizability) on each class
     human,        # (n_classes, 2) the humans' on the same classes, same order
@@ -366,6 +377,7 @@ class Correlation:
         return (f"Correlation(Pearson r = {self.pearson:.3f} (R^2 = {self.pearson ** 2:.2f}, p = {self.pearson_p:.2g}), "
                 f"Spearman rho = {self.spearman:.3f} (p = {self.spearman_p:.2g}), n = {self.n})")
 
+# %% ../../nbs/generation/51_metrics.ipynb #6a00559c
 def metric_correlations(
     a,    # (n,) one measure per class (or model)
     b,    # (n,) the other measure, same order
@@ -421,6 +433,7 @@ def maml_recognizability(
     res = {name: _from_scores(torch.cat(v).numpy(), tasks, confidence) for name, v in out.items()}
     return res[None] if single else res
 
+# %% ../../nbs/generation/51_metrics.ipynb #e253d052
 @dataclass(frozen=True)
 class CriticAgreement:
     "How two critics agree on the same tasks (S7)."
@@ -431,6 +444,7 @@ class CriticAgreement:
         return (f"CriticAgreement(per-class accuracy: Spearman rho = {self.accuracy.spearman:.2f} (p = {self.accuracy.spearman_p:.2g}); "
                 f"scores: Pearson r = {self.scores.pearson:.2f}; same answer on {100 * self.same_answer:.1f}% of queries)")
 
+# %% ../../nbs/generation/51_metrics.ipynb #a061fdd9
 def critic_agreement(
     a:Recognizability,   # one critic's answers (e.g. `recognizability` with the ProtoNet critic)
     b:Recognizability,   # the other's, on the same manifest (e.g. `maml_recognizability`)
@@ -487,6 +501,7 @@ def tsne(
     Q = (w / w.sum()).clamp_min(1e-12)
     return y.numpy(), float((P * (P / Q).log()).sum())
 
+# %% ../../nbs/generation/51_metrics.ipynb #e56a6238
 def class_separation(
     feats,    # (n, d) features (or an embedding)
     labels,   # (n,) class labels
@@ -513,6 +528,7 @@ class SweepFit:
     t_best: float        # t in the swept range where the fitted R is largest
     curve: pd.DataFrame  # dense t with the fitted diversity and recognizability (the parametric curve)
 
+# %% ../../nbs/generation/51_metrics.ipynb #406a2182
 def _quad(t, y):
     "Least-squares quadratic y ~ c0 + c1 t + c2 t^2: (c0, c1, c2) and the fit's R^2."
     p = Polynomial.fit(t, y, 2)                   # solved in t mapped onto [-1, 1], well conditioned far from t = 0
@@ -520,8 +536,10 @@ def _quad(t, y):
     ss = ((y - y.mean()) ** 2).sum()
     return c, (1 - ((y - p(t)) ** 2).sum() / ss if ss > 0 else 1.0)
 
+# %% ../../nbs/generation/51_metrics.ipynb #123ec5ac
 def _vertex(c): return -c[1] / (2 * c[2]) if c[2] != 0 else float("nan")
 
+# %% ../../nbs/generation/51_metrics.ipynb #0bcf33c6
 def fit_sweep(
     t,                   # (n,) swept parameter values (repeats allowed: several seeds)
     diversity,           # (n,) diversity of each model

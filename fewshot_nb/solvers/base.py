@@ -6,6 +6,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/solvers/base.html.md"""
 
 # %% ../../nbs/solvers/31_base.ipynb #0985a90a
 from __future__ import annotations
+from fastcore.basics import patch
 from dataclasses import dataclass
 import numpy as np, torch
 import torch.nn.functional as F
@@ -35,22 +36,7 @@ class Solver:
         if not tau > 0: raise ValueError(f"tau must be > 0, got {tau!r}")
         self.norm, self.tau = norm, float(tau)
         self.base_mean = None if base_mean is None else torch.as_tensor(base_mean)
-
-    def hparams(self) -> dict:
-        "The hyperparameters that set the solver's predictions."
-        return dict(norm=self.norm, tau=self.tau)
-    def config(self) -> dict:
-        "Method name, transductive flag and hyperparameters: what a result row records."
-        return dict(method=self.name, transductive=self.transductive, **self.hparams())
     def __repr__(self): return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.hparams().items())})"
-
-    def check_features(self, feats:torch.Tensor) -> str|None:
-        "What keeps this solver from running on these (n, d) features, as a sentence with the fix, or None: checked before any task."
-        return None
-
-    def solve(self, t:TaskTensors, generator:torch.Generator) -> torch.Tensor:
-        "Query probabilities `(n_tasks, n_query, n_way)` of prepared tasks (implemented by each method)."
-        raise NotImplementedError
 
     def __call__(self,
                  support,               # (n_tasks, n_support, d) features
@@ -73,6 +59,30 @@ class Solver:
         with torch.no_grad(): probs = self.solve(t, gen)
         return torch.where(t.query_mask.unsqueeze(-1), probs, torch.full((), 1 / t.n_way, dtype=probs.dtype, device=probs.device))
 
+# %% ../../nbs/solvers/31_base.ipynb #1ae13b2a
+@patch
+def solve(self:Solver, t:TaskTensors, generator:torch.Generator) -> torch.Tensor:
+    "Query probabilities `(n_tasks, n_query, n_way)` of prepared tasks (implemented by each method)."
+    raise NotImplementedError
+
+# %% ../../nbs/solvers/31_base.ipynb #d10ca039
+@patch
+def hparams(self:Solver) -> dict:
+    "The hyperparameters that set the solver's predictions."
+    return dict(norm=self.norm, tau=self.tau)
+
+# %% ../../nbs/solvers/31_base.ipynb #b32df523
+@patch
+def config(self:Solver) -> dict:
+    "Method name, transductive flag and hyperparameters: what a result row records."
+    return dict(method=self.name, transductive=self.transductive, **self.hparams())
+
+# %% ../../nbs/solvers/31_base.ipynb #66cac9e6
+@patch
+def check_features(self:Solver, feats:torch.Tensor) -> str|None:
+    "What keeps this solver from running on these (n, d) features, as a sentence with the fix, or None: checked before any task."
+    return None
+
 # %% ../../nbs/solvers/31_base.ipynb #62b4f8ae
 @SOLVERS.register("protonet")
 class ProtoNet(Solver):
@@ -84,6 +94,7 @@ class ProtoNet(Solver):
         w = prototypes(t.support, t.labels, t.n_way, t.support_mask)
         return distance_logits(t.query, w, self.tau).softmax(-1)
 
+# %% ../../nbs/solvers/31_base.ipynb #bd5843da
 @SOLVERS.register("simpleshot")
 class SimpleShot(ProtoNet):
     "Nearest class mean on CL2N features (centred on the base-class mean, L2-normalised), inductive."
@@ -102,6 +113,7 @@ def make_solver(
                          f"set name = {name!r} on the class (result rows record it)")
     return cls(**kwargs)
 
+# %% ../../nbs/solvers/31_base.ipynb #e8deea74
 def list_solvers() -> list[str]:
     "The names of the registered solvers, sorted."
     return SOLVERS.names()
@@ -148,6 +160,7 @@ def solve_batch(
     width = max(o.shape[1] for o in out)
     return torch.cat([F.pad(o, (0, 0, 0, width - o.shape[1]), value=1 / batch.n_way) for o in out])
 
+# %% ../../nbs/solvers/31_base.ipynb #7ee2b585
 def evaluate(solver:Solver, feats, batch, chunk:int=1000, device=None, seed:int=0) -> np.ndarray:
     "Accuracy of `solver` on each task of `batch`, `(n_tasks,)`."
     b = getattr(batch, "batch", batch)
@@ -172,6 +185,7 @@ def random_tasks(n_tasks=6, n_way=3, dim=16, seed=0, ragged=True, dtype=torch.fl
     s, ys, sm = side(shots, S); q, yq, qm = side(nq, Q)
     return s, ys, sm, q, yq, qm
 
+# %% ../../nbs/solvers/31_base.ipynb #d254aece
 def check_solver(
     solver:Solver,
     n_tasks:int=6, n_way:int=3, dim:int=16, seed:int=0,

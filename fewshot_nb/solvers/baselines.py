@@ -54,6 +54,7 @@ def _directed_means(src:list[np.ndarray], dst_trees:list) -> np.ndarray:
     sizes = np.array([len(p) for p in src], dtype=np.float64)
     return np.stack([np.add.reduceat(t.query(allp)[0], starts) / sizes for t in dst_trees], 1)
 
+# %% ../../nbs/solvers/34_baselines.ipynb #db4a0d7a
 def modified_hausdorff(
     a:list[np.ndarray],  # point clouds (n_i, 2), as from `ink_points`
     b:list[np.ndarray],  # point clouds (m_j, 2)

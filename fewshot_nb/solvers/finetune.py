@@ -6,6 +6,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/solvers/finetune.html.md"""
 
 # %% ../../nbs/solvers/32_finetune.ipynb #d7fe0c2b
 from __future__ import annotations
+from fastcore.basics import patch
 import collections, copy, dataclasses
 import numpy as np
 from concurrent.futures import ThreadPoolExecutor
@@ -45,6 +46,7 @@ def _logit_grads_kn(
     torch.mul(g.sub_((Pq * g).sum(1, keepdim=True)).mul_(Pq), qm / n_q, out=G[..., ns:])
     return G
 
+# %% ../../nbs/solvers/32_finetune.ipynb #0bf83770
 def logit_grads(
     p:torch.Tensor,          # (n_tasks, n, K) probabilities of the n = n_support + n_query rows
     onehot:torch.Tensor,     # (n_tasks, n_support, K) support labels, zero rows for padding
@@ -56,10 +58,12 @@ def logit_grads(
     qm = query_mask.to(p.dtype).unsqueeze(1)
     return _logit_grads_kn(p.transpose(1, 2), onehot.transpose(1, 2), qm, weights, alpha).transpose(1, 2)
 
+# %% ../../nbs/solvers/32_finetune.ipynb #8068830d
 def _weight_grad_kn(Gt:torch.Tensor, Z:torch.Tensor, W:torch.Tensor, tau:float) -> torch.Tensor:
     Gt = Gt * tau                                  # small (n_tasks, K, n): scale it, not the (n_tasks, K, d) result
     return torch.bmm(Gt, Z).addcmul_(W, Gt.sum(2, keepdim=True), value=-1)
 
+# %% ../../nbs/solvers/32_finetune.ipynb #9f8de425
 def weight_grad(G:torch.Tensor, Z:torch.Tensor, W:torch.Tensor, tau:float) -> torch.Tensor:
     "$\\tau(G^\\top Z - \\mathrm{diag}(\\sum_i G_{ik}) W)$: gradient of the loss with respect to the class weights, `(n_tasks, K, d)`."
     return _weight_grad_kn(G.transpose(1, 2), Z, W, tau)
@@ -69,6 +73,7 @@ def _fusable(W:torch.Tensor) -> bool:
     "Whether torch's fused Adam kernel takes `W` (what `adam_fit` and `adam_step` both use where it does)."
     return W.device.type in ("cpu", "cuda") and W.dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
+# %% ../../nbs/solvers/32_finetune.ipynb #17221a4a
 def adam_fit(
     W:torch.Tensor,       # (n_tasks, K, d) initial weights (not modified)
     grad_fn,              # W -> (n_tasks, K, d) gradient of the summed per-task losses
@@ -85,6 +90,7 @@ def adam_fit(
     W.grad = None
     return W
 
+# %% ../../nbs/solvers/32_finetune.ipynb #5e2198e1
 from torch.optim.adam import adam as _adam   # the functional form of torch.optim.Adam's step
 
 def adam_step(W:torch.Tensor, lr:float, betas=(0.9, 0.999), eps:float=1e-8):
@@ -110,6 +116,7 @@ def span_coordinates(
         A = Z.gather(1, order.unsqueeze(-1).expand_as(Z))
     return Z @ torch.linalg.qr(A.transpose(1, 2)).Q
 
+# %% ../../nbs/solvers/32_finetune.ipynb #31e1ae69
 class GradientSolver(Solver):
     "Class weights initialised at the support means and fitted per task by Adam on a closed-form gradient."
     steps, lr, weights, alpha = 100, 1e-3, (1.0, 0.0, 0.0), None
@@ -131,100 +138,6 @@ class GradientSolver(Solver):
             raise ValueError(f"projection must be None (stop on settled predictions alone) or a safety factor > 0, got {projection!r}")
         self.patience, self.check_every, self.projection = patience, check_every, None if projection is None else float(projection)
 
-    def hparams(self):
-        "Steps, learning rate, loss weights and early-stopping settings, with the base ones."
-        return dict(steps=self.steps, lr=self.lr, weights=self.weights, alpha=self.alpha,
-                                   space=self.space, **({} if self.patience is None else dict(patience=self.patience, check_every=self.check_every, projection=self.projection)),
-                                   **super().hparams())
-
-    def objective(self,
-                  probs_s:torch.Tensor,   # (n_tasks, n_support, K) support probabilities
-                  onehot_s:torch.Tensor,  # (n_tasks, n_support, K) one-hot support labels (zero rows: padding)
-                  probs_q:torch.Tensor,   # (n_tasks, n_query, K) query probabilities (no rows for an inductive fit)
-                  mask_s:torch.Tensor,    # (n_tasks, n_support) bool, True for real support items
-                  mask_q:torch.Tensor,    # (n_tasks, n_query) bool, True for real queries
-                 ) -> torch.Tensor:       # (n_tasks,) the loss of each task
-        "The loss this solver minimises, written with `fewshot_nb.solvers.losses`; `loss_grad` is its gradient in closed form."
-        return losses.tim_loss(probs_s, onehot_s, probs_q, self.weights, self.alpha, mask_s, mask_q)
-
-    def fit_inputs(self, t:TaskTensors) -> tuple[torch.Tensor, ...]:
-        "What `fit` works on: initial weights `W0`, the features `Z` it fits, the query features `Zq`, labels and query mask."
-        ns = t.support.shape[1]
-        if self.transductive or self.space == "span":
-            Z = torch.cat([t.support, t.query], 1)
-            if self.space == "span":    # support rows first: their basis vectors do not depend on the queries
-                Z = span_coordinates(Z, torch.cat([t.support_mask, t.query_mask], 1))
-            Zq = Z[:, ns:]
-            if not self.transductive: Z = Z[:, :ns]
-        else: Z, Zq = t.support, t.query                            # inductive: the queries only at prediction
-        W0 = prototypes(Z[:, :ns], t.labels, t.n_way, t.support_mask)                       # (T, K, r)
-        qm = (t.query_mask if self.transductive else t.query_mask[:, :0]).to(Z.dtype).unsqueeze(1)   # (T, 1, n - ns)
-        return W0, Z, Zq, t.onehot.transpose(1, 2), qm             # Z: (T, n, r), support rows first; labels (T, K, ns)
-
-    def loss_grad(self,
-                  Z:torch.Tensor,         # (n_tasks, n, r) the fitted rows, support first (`fit_inputs`)
-                  onehot_t:torch.Tensor,  # (n_tasks, K, n_support) one-hot labels, classes first
-                  qm:torch.Tensor,        # (n_tasks, 1, n - n_support) query mask as 0/1 in Z's dtype
-                 ):                       # a function W (n_tasks, K, r) -> (n_tasks, K, r)
-        "The gradient of the summed `objective` with respect to the class weights, in closed form: what `fit` descends."
-        # Classes first: logits, probabilities and their gradients are (n_tasks, K, n), so that the two products
-        # per step are (K x d)(d x n) and (K x n)(n x d) and the softmax runs over a leading dimension.
-        # A contiguous copy of Z^T makes the logit product ~15% faster: worth its cost for long runs only.
-        Zt = Z.transpose(1, 2).contiguous() if self.steps >= 100 else Z.transpose(1, 2)
-        tau, weights, alpha = self.tau, self.weights, self.alpha
-        z_sq = torch.linalg.vector_norm(Z, dim=-1).square_().unsqueeze(1)   # (T, 1, n), fixed: computed once
-        def grad(W):
-            w_sq = torch.linalg.vector_norm(W, dim=-1, keepdim=True).square_()   # one pass over W, no (T, K, d) temporary
-            L = torch.baddbmm(w_sq + z_sq, W, Zt, beta=-tau / 2, alpha=tau)
-            return _weight_grad_kn(_logit_grads_kn(L.softmax(1), onehot_t, qm, weights, alpha), Z, W, tau)
-        return grad
-
-    def fit(self, t:TaskTensors) -> tuple[torch.Tensor, torch.Tensor]:
-        "Fitted weights `(n_tasks, K, r)` and the query features `(n_tasks, n_query, r)` in the same coordinates."
-        W0, Z, Zq, onehot_t, qm = self.fit_inputs(t)
-        if self.patience is None: return adam_fit(W0, self.loss_grad(Z, onehot_t, qm), self.steps, self.lr), Zq
-        return self.fit_until_stable(W0, Z, Zq, onehot_t, qm, t.query_mask)[0], Zq
-
-    def fit_until_stable(self, W0, Z, Zq, onehot_t, qm, query_mask) -> tuple[torch.Tensor, torch.Tensor]:
-        "Adam as in `fit`, each task stopped once its query predictions have settled (`patience`, `projection`); (weights, steps per task)."
-        T, every = len(W0), self.check_every
-        W, steps_done = W0.detach().clone(), torch.full((T,), self.steps, dtype=torch.long)
-        active, stable = torch.arange(T, device=W.device), torch.zeros(T, dtype=torch.long, device=W.device)
-        finished = torch.zeros(T, dtype=torch.bool, device=W.device)   # stopped, still in the batch until it is compacted
-        Wa, m, v = W.clone(), torch.zeros_like(W), torch.zeros_like(W)
-        Za, Zqa, oa, qma, qmask = Z, Zq, onehot_t, qm, query_mask
-        def predict(Wx, Zqx, mx):   # logits (T, n_query, K) and predictions (padded queries: -1)
-            lg = distance_logits(Zqx, Wx, self.tau)
-            return lg, lg.argmax(-1).masked_fill_(~mx, -1)
-        logits, prev = predict(Wa, Zqa, qmask)
-        history = collections.deque([(0, logits)], maxlen=-(-self.patience // every) + 1)   # (step, logits) of the last checks
-        grad, step = self.loss_grad(Za, oa, qma), 0
-        adam = adam_step(Wa, self.lr)
-        while step < self.steps and not finished.all():
-            n = min(every, self.steps - step)
-            for _ in range(n):   # the step of `adam_fit`, on moments that can be dropped with their tasks
-                step += 1
-                adam(Wa, grad(Wa), m, v)
-            logits, pred = predict(Wa, Zqa, qmask)
-            history.append((step, logits))
-            stable = torch.where((pred == prev).all(1), stable + n, 0)
-            done = (stable >= self.patience) & ~finished
-            if self.projection is not None and done.any():   # ... and no prediction is on course to flip before `steps`
-                s0, old = next((s, x) for s, x in history if step - s <= max(self.patience, every))
-                if step > s0: done &= ~self._flip_ahead(logits, old, pred, qmask, (step - s0), self.steps - step)
-            if done.any():   # keep the weights of tasks that finish now
-                W[active[done]], steps_done[active[done].cpu()] = Wa[done], step
-                finished |= done
-            if finished.sum() * 8 >= len(finished):   # finished tasks leave the batch, once they are an eighth of it
-                keep = ~finished                        # (dropping them costs a copy of the features; not worth it for a few)
-                active, stable, Wa, m, v, pred, finished = active[keep], stable[keep], Wa[keep], m[keep], v[keep], pred[keep], finished[keep]
-                Za, Zqa, oa, qma, qmask = Za[keep], Zqa[keep], oa[keep], qma[keep], qmask[keep]
-                history = collections.deque([(s, x[keep]) for s, x in history], maxlen=history.maxlen)
-                grad = self.loss_grad(Za, oa, qma)
-            prev = pred
-        W[active[~finished]] = Wa[~finished]
-        return W, steps_done
-
     def _flip_ahead(self, logits, old, pred, qmask, dt:int, remaining:int) -> torch.Tensor:
         "(n_tasks,) True where a query's winning logit gap, shrinking at `projection` x its rate over the last `dt` steps, closes within `remaining` steps."
         c = pred.clamp_min(0).unsqueeze(-1)                                   # (T, n_query, 1) the predicted class
@@ -235,27 +148,137 @@ class GradientSolver(Solver):
 
     min_chunk = 32   # tasks per CPU worker thread, at least
 
-    def fit_chunks(self, t:TaskTensors) -> tuple[torch.Tensor, torch.Tensor]:
-        "`fit`, on the CPU split into chunks of tasks fitted by `torch.get_num_threads()` threads with one intra-op thread each."
-        n_thr = torch.get_num_threads()
-        if t.support.device.type != "cpu" or n_thr < 2 or t.n_tasks < 2 * self.min_chunk: return self.fit(t)
-        # three chunks per thread balance the load; with the stopping rule, one per thread: each chunk's stragglers
-        # run to the end at a cost per step that barely falls with the batch, so fewer chunks pay it fewer times
-        size = max(self.min_chunk, -(-t.n_tasks // ((3 if self.patience is None else 1) * n_thr)))
-        fields = [f.name for f in dataclasses.fields(t) if f.name != "n_way"]
-        parts = [dataclasses.replace(t, **{k: getattr(t, k)[i:i + size] for k in fields}) for i in range(0, t.n_tasks, size)]
-        def work(part):
-            torch.set_num_threads(1)   # this worker only: with OpenMP the thread count belongs to the calling thread
-            return self.fit(part)
-        try:
-            with ThreadPoolExecutor(n_thr) as ex: out = list(ex.map(work, parts))
-        finally: torch.set_num_threads(n_thr)   # (a no-op with OpenMP; restores it with a global thread pool)
-        return torch.cat([W for W, _ in out]), torch.cat([Zq for _, Zq in out])
+# %% ../../nbs/solvers/32_finetune.ipynb #8770e862
+@patch
+def objective(self:GradientSolver,
+              probs_s:torch.Tensor,   # (n_tasks, n_support, K) support probabilities
+              onehot_s:torch.Tensor,  # (n_tasks, n_support, K) one-hot support labels (zero rows: padding)
+              probs_q:torch.Tensor,   # (n_tasks, n_query, K) query probabilities (no rows for an inductive fit)
+              mask_s:torch.Tensor,    # (n_tasks, n_support) bool, True for real support items
+              mask_q:torch.Tensor,    # (n_tasks, n_query) bool, True for real queries
+             ) -> torch.Tensor:       # (n_tasks,) the loss of each task
+    "The loss this solver minimises, written with `fewshot_nb.solvers.losses`; `loss_grad` is its gradient in closed form."
+    return losses.tim_loss(probs_s, onehot_s, probs_q, self.weights, self.alpha, mask_s, mask_q)
 
-    def solve(self, t, generator):
-        "Fit the class weights by gradient descent, then softmax over scaled distances of the queries to them."
-        W, Zq = self.fit_chunks(t)
-        return distance_logits(Zq, W, self.tau).softmax(-1)
+# %% ../../nbs/solvers/32_finetune.ipynb #37573b4b
+@patch
+def fit_inputs(self:GradientSolver, t:TaskTensors) -> tuple[torch.Tensor, ...]:
+    "What `fit` works on: initial weights `W0`, the features `Z` it fits, the query features `Zq`, labels and query mask."
+    ns = t.support.shape[1]
+    if self.transductive or self.space == "span":
+        Z = torch.cat([t.support, t.query], 1)
+        if self.space == "span":    # support rows first: their basis vectors do not depend on the queries
+            Z = span_coordinates(Z, torch.cat([t.support_mask, t.query_mask], 1))
+        Zq = Z[:, ns:]
+        if not self.transductive: Z = Z[:, :ns]
+    else: Z, Zq = t.support, t.query                            # inductive: the queries only at prediction
+    W0 = prototypes(Z[:, :ns], t.labels, t.n_way, t.support_mask)                       # (T, K, r)
+    qm = (t.query_mask if self.transductive else t.query_mask[:, :0]).to(Z.dtype).unsqueeze(1)   # (T, 1, n - ns)
+    return W0, Z, Zq, t.onehot.transpose(1, 2), qm             # Z: (T, n, r), support rows first; labels (T, K, ns)
+
+# %% ../../nbs/solvers/32_finetune.ipynb #36a6d78c
+@patch
+def loss_grad(self:GradientSolver,
+              Z:torch.Tensor,         # (n_tasks, n, r) the fitted rows, support first (`fit_inputs`)
+              onehot_t:torch.Tensor,  # (n_tasks, K, n_support) one-hot labels, classes first
+              qm:torch.Tensor,        # (n_tasks, 1, n - n_support) query mask as 0/1 in Z's dtype
+             ):                       # a function W (n_tasks, K, r) -> (n_tasks, K, r)
+    "The gradient of the summed `objective` with respect to the class weights, in closed form: what `fit` descends."
+    # Classes first: logits, probabilities and their gradients are (n_tasks, K, n), so that the two products
+    # per step are (K x d)(d x n) and (K x n)(n x d) and the softmax runs over a leading dimension.
+    # A contiguous copy of Z^T makes the logit product ~15% faster: worth its cost for long runs only.
+    Zt = Z.transpose(1, 2).contiguous() if self.steps >= 100 else Z.transpose(1, 2)
+    tau, weights, alpha = self.tau, self.weights, self.alpha
+    z_sq = torch.linalg.vector_norm(Z, dim=-1).square_().unsqueeze(1)   # (T, 1, n), fixed: computed once
+    def grad(W):
+        w_sq = torch.linalg.vector_norm(W, dim=-1, keepdim=True).square_()   # one pass over W, no (T, K, d) temporary
+        L = torch.baddbmm(w_sq + z_sq, W, Zt, beta=-tau / 2, alpha=tau)
+        return _weight_grad_kn(_logit_grads_kn(L.softmax(1), onehot_t, qm, weights, alpha), Z, W, tau)
+    return grad
+
+# %% ../../nbs/solvers/32_finetune.ipynb #f03dd761
+@patch
+def fit(self:GradientSolver, t:TaskTensors) -> tuple[torch.Tensor, torch.Tensor]:
+    "Fitted weights `(n_tasks, K, r)` and the query features `(n_tasks, n_query, r)` in the same coordinates."
+    W0, Z, Zq, onehot_t, qm = self.fit_inputs(t)
+    if self.patience is None: return adam_fit(W0, self.loss_grad(Z, onehot_t, qm), self.steps, self.lr), Zq
+    return self.fit_until_stable(W0, Z, Zq, onehot_t, qm, t.query_mask)[0], Zq
+
+# %% ../../nbs/solvers/32_finetune.ipynb #805042cb
+@patch
+def fit_until_stable(self:GradientSolver, W0, Z, Zq, onehot_t, qm, query_mask) -> tuple[torch.Tensor, torch.Tensor]:
+    "Adam as in `fit`, each task stopped once its query predictions have settled (`patience`, `projection`); (weights, steps per task)."
+    T, every = len(W0), self.check_every
+    W, steps_done = W0.detach().clone(), torch.full((T,), self.steps, dtype=torch.long)
+    active, stable = torch.arange(T, device=W.device), torch.zeros(T, dtype=torch.long, device=W.device)
+    finished = torch.zeros(T, dtype=torch.bool, device=W.device)   # stopped, still in the batch until it is compacted
+    Wa, m, v = W.clone(), torch.zeros_like(W), torch.zeros_like(W)
+    Za, Zqa, oa, qma, qmask = Z, Zq, onehot_t, qm, query_mask
+    def predict(Wx, Zqx, mx):   # logits (T, n_query, K) and predictions (padded queries: -1)
+        lg = distance_logits(Zqx, Wx, self.tau)
+        return lg, lg.argmax(-1).masked_fill_(~mx, -1)
+    logits, prev = predict(Wa, Zqa, qmask)
+    history = collections.deque([(0, logits)], maxlen=-(-self.patience // every) + 1)   # (step, logits) of the last checks
+    grad, step = self.loss_grad(Za, oa, qma), 0
+    adam = adam_step(Wa, self.lr)
+    while step < self.steps and not finished.all():
+        n = min(every, self.steps - step)
+        for _ in range(n):   # the step of `adam_fit`, on moments that can be dropped with their tasks
+            step += 1
+            adam(Wa, grad(Wa), m, v)
+        logits, pred = predict(Wa, Zqa, qmask)
+        history.append((step, logits))
+        stable = torch.where((pred == prev).all(1), stable + n, 0)
+        done = (stable >= self.patience) & ~finished
+        if self.projection is not None and done.any():   # ... and no prediction is on course to flip before `steps`
+            s0, old = next((s, x) for s, x in history if step - s <= max(self.patience, every))
+            if step > s0: done &= ~self._flip_ahead(logits, old, pred, qmask, (step - s0), self.steps - step)
+        if done.any():   # keep the weights of tasks that finish now
+            W[active[done]], steps_done[active[done].cpu()] = Wa[done], step
+            finished |= done
+        if finished.sum() * 8 >= len(finished):   # finished tasks leave the batch, once they are an eighth of it
+            keep = ~finished                        # (dropping them costs a copy of the features; not worth it for a few)
+            active, stable, Wa, m, v, pred, finished = active[keep], stable[keep], Wa[keep], m[keep], v[keep], pred[keep], finished[keep]
+            Za, Zqa, oa, qma, qmask = Za[keep], Zqa[keep], oa[keep], qma[keep], qmask[keep]
+            history = collections.deque([(s, x[keep]) for s, x in history], maxlen=history.maxlen)
+            grad = self.loss_grad(Za, oa, qma)
+        prev = pred
+    W[active[~finished]] = Wa[~finished]
+    return W, steps_done
+
+# %% ../../nbs/solvers/32_finetune.ipynb #96bb0803
+@patch
+def fit_chunks(self:GradientSolver, t:TaskTensors) -> tuple[torch.Tensor, torch.Tensor]:
+    "`fit`, on the CPU split into chunks of tasks fitted by `torch.get_num_threads()` threads with one intra-op thread each."
+    n_thr = torch.get_num_threads()
+    if t.support.device.type != "cpu" or n_thr < 2 or t.n_tasks < 2 * self.min_chunk: return self.fit(t)
+    # three chunks per thread balance the load; with the stopping rule, one per thread: each chunk's stragglers
+    # run to the end at a cost per step that barely falls with the batch, so fewer chunks pay it fewer times
+    size = max(self.min_chunk, -(-t.n_tasks // ((3 if self.patience is None else 1) * n_thr)))
+    fields = [f.name for f in dataclasses.fields(t) if f.name != "n_way"]
+    parts = [dataclasses.replace(t, **{k: getattr(t, k)[i:i + size] for k in fields}) for i in range(0, t.n_tasks, size)]
+    def work(part):
+        torch.set_num_threads(1)   # this worker only: with OpenMP the thread count belongs to the calling thread
+        return self.fit(part)
+    try:
+        with ThreadPoolExecutor(n_thr) as ex: out = list(ex.map(work, parts))
+    finally: torch.set_num_threads(n_thr)   # (a no-op with OpenMP; restores it with a global thread pool)
+    return torch.cat([W for W, _ in out]), torch.cat([Zq for _, Zq in out])
+
+# %% ../../nbs/solvers/32_finetune.ipynb #7a3c28ae
+@patch
+def solve(self:GradientSolver, t, generator):
+    "Fit the class weights by gradient descent, then softmax over scaled distances of the queries to them."
+    W, Zq = self.fit_chunks(t)
+    return distance_logits(Zq, W, self.tau).softmax(-1)
+
+# %% ../../nbs/solvers/32_finetune.ipynb #8bcce9c9
+@patch
+def hparams(self:GradientSolver):
+    "Steps, learning rate, loss weights and early-stopping settings, with the base ones."
+    return dict(steps=self.steps, lr=self.lr, weights=self.weights, alpha=self.alpha,
+                               space=self.space, **({} if self.patience is None else dict(patience=self.patience, check_every=self.check_every, projection=self.projection)),
+                               **super(GradientSolver, self).hparams())
 
 # %% ../../nbs/solvers/32_finetune.ipynb #0416ba76
 @SOLVERS.register("baseline")
@@ -265,19 +288,14 @@ class Baseline(GradientSolver):
     steps, lr, weights = 100, 1e-3, (1.0, 0.0, 0.0)
     def __init__(self, steps=None, lr=None, norm="none", tau=15.0, space="full", base_mean=None):
         super().__init__(steps, lr, None, norm, tau, space, base_mean)
-    def objective(self, probs_s, onehot_s, probs_q, mask_s, mask_q):
-        "The support cross-entropy (`losses.cross_entropy`); the queries do not enter."
-        return self.weights[0] * losses.cross_entropy(probs_s, onehot_s, mask_s)
 
+# %% ../../nbs/solvers/32_finetune.ipynb #efed0d7b
 @SOLVERS.register("baseline++")
 class BaselinePP(Baseline):
     "Baseline++: the same fit, predictions by cosine similarity to the class weights, inductive."
     name = "baseline++"
-    def solve(self, t, generator):
-        "Fit the class weights, then softmax over scaled cosine similarities of the queries to them."
-        W, Zq = self.fit_chunks(t)
-        return (self.tau * F.normalize(Zq, dim=-1) @ F.normalize(W, dim=-1).transpose(1, 2)).softmax(-1)
 
+# %% ../../nbs/solvers/32_finetune.ipynb #0b943e7d
 @SOLVERS.register("entropy-min")
 class EntropyMin(GradientSolver):
     "Support CE plus the conditional entropy of the queries (Dhillon et al. 2020), transductive."
@@ -288,17 +306,15 @@ class EntropyMin(GradientSolver):
         if self.weights[1] != 0:
             raise ValueError(f"Entropy-min has no marginal-entropy term: weights are (CE, 0, H(Y|X)), got {self.weights}; "
                              "a weight on H(Y) makes it TIM")
-    def objective(self, probs_s, onehot_s, probs_q, mask_s, mask_q):
-        "Support CE plus the queries' conditional entropy (`losses.cross_entropy`, `losses.cond_entropy`)."
-        w_ce, _, w_c = self.weights
-        return w_ce * losses.cross_entropy(probs_s, onehot_s, mask_s) + w_c * losses.cond_entropy(probs_q, mask_q)
 
+# %% ../../nbs/solvers/32_finetune.ipynb #04921ed1
 @SOLVERS.register("tim")
 class TIM(GradientSolver):
     "Transductive information maximisation (Boudiaf et al. 2020), Eq. (1): CE - (λ H(Y_Q) - H(Y_Q|X_Q))."
     name, transductive = "tim", True
     steps, lr, weights = 1000, 1e-4, (1.0, 1.0, 1.0)
 
+# %% ../../nbs/solvers/32_finetune.ipynb #50e5be36
 @SOLVERS.register("alpha-tim")
 class AlphaTIM(GradientSolver):
     "α-TIM (Veilleux et al. 2021), Eq. (6): CE - (H_α(Y_Q) - H_α(Y_Q|X_Q)) with Tsallis α-entropies."
@@ -328,20 +344,44 @@ class AlphaTIM(GradientSolver):
         c = copy.copy(self); c.alpha = alpha
         return c
 
-    def loss_grad(self, Z, onehot_t, qm):
-        "`GradientSolver.loss_grad` at each task's α (`task_alphas`): one number when the tasks share it, else one per task."
-        a = self.task_alphas(onehot_t.transpose(1, 2))
-        u = a.unique()
-        alpha = float(u[0]) if len(u) == 1 else a.to(Z.device, Z.dtype).view(-1, 1, 1)
-        return GradientSolver.loss_grad(self._at(alpha), Z, onehot_t, qm)
+# %% ../../nbs/solvers/32_finetune.ipynb #22379fc8
+@patch
+def loss_grad(self:AlphaTIM, Z, onehot_t, qm):
+    "`GradientSolver.loss_grad` at each task's α (`task_alphas`): one number when the tasks share it, else one per task."
+    a = self.task_alphas(onehot_t.transpose(1, 2))
+    u = a.unique()
+    alpha = float(u[0]) if len(u) == 1 else a.to(Z.device, Z.dtype).view(-1, 1, 1)
+    return GradientSolver.loss_grad(self._at(alpha), Z, onehot_t, qm)
 
-    def objective(self, probs_s, onehot_s, probs_q, mask_s, mask_q):
-        "The α-TIM loss of each task at its own α (`losses.tim_loss`)."
-        a = self.task_alphas(onehot_s).to(probs_s.device)
-        out = torch.zeros(len(a), dtype=probs_s.dtype, device=probs_s.device)
-        for v in a.unique().tolist():
-            out = torch.where(a == v, losses.tim_loss(probs_s, onehot_s, probs_q, self.weights, v, mask_s, mask_q), out)
-        return out
+# %% ../../nbs/solvers/32_finetune.ipynb #d6703225
+@patch
+def objective(self:AlphaTIM, probs_s, onehot_s, probs_q, mask_s, mask_q):
+    "The α-TIM loss of each task at its own α (`losses.tim_loss`)."
+    a = self.task_alphas(onehot_s).to(probs_s.device)
+    out = torch.zeros(len(a), dtype=probs_s.dtype, device=probs_s.device)
+    for v in a.unique().tolist():
+        out = torch.where(a == v, losses.tim_loss(probs_s, onehot_s, probs_q, self.weights, v, mask_s, mask_q), out)
+    return out
+
+# %% ../../nbs/solvers/32_finetune.ipynb #5512ff75
+@patch
+def objective(self:Baseline, probs_s, onehot_s, probs_q, mask_s, mask_q):
+    "The support cross-entropy (`losses.cross_entropy`); the queries do not enter."
+    return self.weights[0] * losses.cross_entropy(probs_s, onehot_s, mask_s)
+
+# %% ../../nbs/solvers/32_finetune.ipynb #0da0b586
+@patch
+def solve(self:BaselinePP, t, generator):
+    "Fit the class weights, then softmax over scaled cosine similarities of the queries to them."
+    W, Zq = self.fit_chunks(t)
+    return (self.tau * F.normalize(Zq, dim=-1) @ F.normalize(W, dim=-1).transpose(1, 2)).softmax(-1)
+
+# %% ../../nbs/solvers/32_finetune.ipynb #81076b83
+@patch
+def objective(self:EntropyMin, probs_s, onehot_s, probs_q, mask_s, mask_q):
+    "Support CE plus the queries' conditional entropy (`losses.cross_entropy`, `losses.cond_entropy`)."
+    w_ce, _, w_c = self.weights
+    return w_ce * losses.cross_entropy(probs_s, onehot_s, mask_s) + w_c * losses.cond_entropy(probs_q, mask_q)
 
 # %% ../../nbs/solvers/32_finetune.ipynb #d100dc00
 def tuned_alpha(

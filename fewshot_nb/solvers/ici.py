@@ -56,6 +56,7 @@ def group_huber(
     l, rho = lam.unsqueeze(1), rho2.sqrt()
     return (torch.where(rho <= l, 0.5 * rho2, l * (rho - 0.5 * l)) * mask).sum(1)
 
+# %% ../../nbs/solvers/35_ici.ipynb #d8d8223d
 def _huber_fit(Ut, Yt, m, lam, beta, R, tol, max_iter, n_irls=3, steps=(1.0, 0.5, 0.25)):
     "Minimise Eq. (5) for each task from (beta, R): Ut (T,d,n), Yt and R (T,K,n); returns beta, R, |r_i|^2, steps taken."
     T, d, n = Ut.shape; K = Yt.shape[1]
@@ -103,6 +104,7 @@ def _huber_fit(Ut, Yt, m, lam, beta, R, tol, max_iter, n_irls=3, steps=(1.0, 0.5
         b_, R_, r_ = bn, Rn, rn
     return beta, R, rho2, its
 
+# %% ../../nbs/solvers/35_ici.ipynb #48d0b190
 def fit_incidental(
     U:torch.Tensor,       # (n_tasks, n, d) regressors with orthonormal columns (e.g. `pca_coords`)
     Y:torch.Tensor,       # (n_tasks, n, K) responses: one-hot (pseudo-)labels
@@ -215,6 +217,7 @@ def _at_least(name, v, lo):
     if isinstance(v, bool) or int(v) != v or v < lo: raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
     return int(v)
 
+# %% ../../nbs/solvers/35_ici.ipynb #a1b2a681
 @SOLVERS.register("lr+ici")
 class LRICI(Solver):
     "LR+ICI (Wang et al. 2020): logistic regression self-trained on the queries with the most credible pseudo-labels."

@@ -81,6 +81,7 @@ def _init_convs(module:nn.Module):
     for m in module.modules():
         if isinstance(m, nn.Conv2d): nn.init.kaiming_normal_(m.weight, mode='fan_out', nonlinearity='relu')
 
+# %% ../../nbs/training/40_backbones.ipynb #f5aa1cc7
 class ResNet12Block(nn.Module):
     "Three conv3x3-BN(-LeakyReLU) layers plus a conv1x1-BN shortcut, LeakyReLU, 2x2 max-pool, dropout."
     def __init__(self,
@@ -104,6 +105,7 @@ class ResNet12Block(nn.Module):
         out = self.pool(self.act(out + self.shortcut(x)))
         return F.dropout(out, self.drop_rate, self.training) if self.drop_rate > 0 else out
 
+# %% ../../nbs/training/40_backbones.ipynb #cade2588
 @BACKBONES.register("resnet12")
 class ResNet12(nn.Module):
     "ResNet-12 (MetaOptNet / RFS): four ResNet12Blocks and global average pooling."
@@ -147,6 +149,7 @@ class BasicBlock(nn.Module):
         out = F.relu(self.bn1(self.conv1(x)))
         return F.relu(self.bn2(self.conv2(out)) + self.shortcut(x))
 
+# %% ../../nbs/training/40_backbones.ipynb #80afdb83
 @BACKBONES.register("resnet18")
 class ResNet18(nn.Module):
     "ResNet-18 as in SimpleShot / TIM: 3x3 stride-1 stem without max-pool, no classifier."
@@ -202,6 +205,7 @@ class WideBasic(nn.Module):
         if self.drop_rate > 0: out = F.dropout(out, self.drop_rate, self.training)
         return self.conv2(out) + (x if self.shortcut is None else self.shortcut(a))
 
+# %% ../../nbs/training/40_backbones.ipynb #205709f4
 @BACKBONES.register("wrn28_10")
 class WRN28_10(nn.Module):
     "Wide ResNet 28-10 (Zagoruyko & Komodakis) as used by S2M2 and PT-MAP (or TIM, `variant='tim'`), without classifier."
@@ -265,6 +269,7 @@ def imagenet_normalize(
 class CheckpointMismatchError(ValueError):
     "A checkpoint whose keys or shapes do not fit the architecture it is loaded into."
 
+# %% ../../nbs/training/40_backbones.ipynb #f2e473d4
 # the authors' `arch` -> our backbone, its kwargs, the name of their classifier layer, and the renaming of our
 # state_dict keys into theirs: (regex on the start of our key, their replacement), the first that matches applies
 RELEASED_ARCHS = {
@@ -278,6 +283,7 @@ RELEASED_ARCHS = {
         (r'layers\.(\d+)\.', lambda m: f"layer{int(m[1]) // 4 + 1}.{int(m[1]) % 4}.")]),
 }
 
+# %% ../../nbs/training/40_backbones.ipynb #4ee2b8fa
 def _check_arch(arch:str) -> dict:
     "The entry of `RELEASED_ARCHS` for `arch`; ValueError naming the known ones."
     if arch not in RELEASED_ARCHS:
@@ -285,6 +291,7 @@ def _check_arch(arch:str) -> dict:
                          f"{' or '.join(map(repr, RELEASED_ARCHS))}")
     return RELEASED_ARCHS[arch]
 
+# %% ../../nbs/training/40_backbones.ipynb #8b8c78f1
 def released_key_map(
     arch:str, # the authors' architecture name: 'resnet18' or 'wideres'
 ) -> dict[str, tuple[str, tuple]]: # {their key (no 'module.'): (our key, shape)}; ours are 'backbone.<key>' or 'fc.weight'/'fc.bias'
@@ -300,24 +307,26 @@ def released_key_map(
     out[f"{a['fc']}.weight"], out[f"{a['fc']}.bias"] = ("fc.weight", (-1, net.out_dim)), ("fc.bias", (-1,))
     return out
 
-
 # %% ../../nbs/training/40_backbones.ipynb #47b7fa27
 def _strip_prefix(sd:dict) -> dict:
     "The state_dict without the `module.` that `torch.nn.DataParallel` puts in front of every key (if all have it)."
     keys = list(sd)
     return {k[len('module.'):]: v for k, v in sd.items()} if keys and all(k.startswith('module.') for k in keys) else dict(sd)
 
+# %% ../../nbs/training/40_backbones.ipynb #7bd4c236
 def _first(keys, n=5) -> str:
     "The first `n` of `keys`, quoted, and how many more there are."
     keys = list(keys)
     return ", ".join(map(repr, keys[:n])) + (f" (and {len(keys) - n} more)" if len(keys) > n else "")
 
+# %% ../../nbs/training/40_backbones.ipynb #c33c0f9e
 def _mismatch(sd:dict, arch:str) -> tuple[list, list]:
     "Keys of `arch` that `sd` lacks (running-batch counters are optional) and keys of `sd` that `arch` has not, in order."
     kmap = released_key_map(arch)
     missing = [k for k in kmap if k not in sd and not k.endswith('num_batches_tracked')]
     return missing, [k for k in sd if k not in kmap]
 
+# %% ../../nbs/training/40_backbones.ipynb #19bdabc8
 def from_released_state_dict(
     state_dict:dict, # the `state_dict` of an authors' checkpoint ('module.' prefixes allowed), tensors of any float dtype
     arch:str,        # the authors' architecture: 'resnet18' (our `ResNet18`) or 'wideres' (our `WRN28_10(variant='tim')`)
@@ -350,7 +359,6 @@ def from_released_state_dict(
         full[ours] = v.detach().to(full[ours].dtype)   # float16 -> float32; batch counters stay integers
     model.load_state_dict(full)                        # strict: every key checked above
     return net.eval(), fc.eval()
-
 
 # %% ../../nbs/training/40_backbones.ipynb #79ac8d6e
 def load_released_checkpoint(

@@ -34,37 +34,58 @@ class Method(nn.Module):
         super().__init__()
         self.backbone = backbone
 
-    def embed(self, x:torch.Tensor) -> torch.Tensor:
-        "Features `(n, d)` of images `x` `(n, C, H, W)`."
-        return self.backbone(x)
+# %% ../../nbs/training/41_trainer.ipynb #825f8eb8
+def episode_feats(
+    method:Method,   # a method with an `embed` (its backbone)
+    batch:dict,      # a batch of episodes: "support" (T, S, ...) and "query" (T, Q, ...) images
+) -> tuple[torch.Tensor, torch.Tensor]:   # support (T, S, d) and query (T, Q, d) features
+    "Support and query features of a batch of episodes, from one forward pass (BatchNorm sees the whole batch)."
+    s, q = batch["support"], batch["query"]
+    T, S, Q = s.shape[0], s.shape[1], q.shape[1]
+    f = method.embed(torch.cat([s.flatten(0, 1), q.flatten(0, 1)]))
+    return f[:T * S].view(T, S, -1), f[T * S:].view(T, Q, -1)
 
-    def loss(self, batch:dict) -> tuple[torch.Tensor, dict]:
-        "The training loss of a batch and a dict of metrics to log; each regime defines it."
-        raise NotImplementedError
+# %% ../../nbs/training/41_trainer.ipynb #a430f6aa
+@patch
+def embed(self:Method, x:torch.Tensor) -> torch.Tensor:
+    "Features `(n, d)` of images `x` `(n, C, H, W)`."
+    return self.backbone(x)
 
-    def classify(self, support, labels, query, n_way, mask=None) -> torch.Tensor:
-        "Logits `(n_tasks, n_query, n_way)` from support and query features: nearest prototype by default."
-        return proto_logits(support, labels, query, n_way, mask, metric=self.metric, scale=self.scale)
+# %% ../../nbs/training/41_trainer.ipynb #9caeb38d
+@patch
+def loss(self:Method, batch:dict) -> tuple[torch.Tensor, dict]:
+    "The training loss of a batch and a dict of metrics to log; each regime defines it."
+    raise NotImplementedError
 
-    @torch.no_grad()
-    def embed_all(self,
-                  images,                # (n, C, H, W) tensor, or an `ImageSource`
-                  idx=None,              # indices to embed (default all)
-                  batch_size:int=512,    # images per forward pass
-                 ) -> torch.Tensor:      # (len(idx), d) features, on the images' device
-        "Features of many images in eval mode, in chunks."
+# %% ../../nbs/training/41_trainer.ipynb #ffb76727
+@patch
+def classify(self:Method, support, labels, query, n_way, mask=None) -> torch.Tensor:
+    "Logits `(n_tasks, n_query, n_way)` from support and query features: nearest prototype by default."
+    return proto_logits(support, labels, query, n_way, mask, metric=self.metric, scale=self.scale)
+
+# %% ../../nbs/training/41_trainer.ipynb #5bf70dc5
+@patch
+def embed_all(self:Method,
+              images,                # (n, C, H, W) tensor, or an `ImageSource`
+              idx=None,              # indices to embed (default all)
+              batch_size:int=512,    # images per forward pass
+             ) -> torch.Tensor:      # (len(idx), d) features, on the images' device
+    "Features of many images in eval mode, in chunks."
+    with torch.no_grad():
         was = self.training; self.eval()
         try: return embed_images(self.embed, images, next(self.parameters()).device, idx, batch_size)
         finally: self.train(was)
 
-    @torch.no_grad()
-    def scores(self,
-               images,              # (n_items, C, H, W) tensor or `ImageSource` the tasks index
-               tasks:EpisodeBatch,  # tasks over those items
-               feats:torch.Tensor|None=None, # (n_items, d) features of all `images` from `embed_all`, if already computed
-               chunk:int=1000,      # tasks classified at once (bounds memory)
-              ) -> torch.Tensor:    # (n_tasks, n_query, n_way) logits
-        "Logits of the queries of every task, from one pass of the backbone over the items the tasks use."
+# %% ../../nbs/training/41_trainer.ipynb #f346a747
+@patch
+def scores(self:Method,
+           images,              # (n_items, C, H, W) tensor or `ImageSource` the tasks index
+           tasks:EpisodeBatch,  # tasks over those items
+           feats:torch.Tensor|None=None, # (n_items, d) features of all `images` from `embed_all`, if already computed
+           chunk:int=1000,      # tasks classified at once (bounds memory)
+          ) -> torch.Tensor:    # (n_tasks, n_query, n_way) logits
+    "Logits of the queries of every task, from one pass of the backbone over the items the tasks use."
+    with torch.no_grad():
         if feats is None:
             used = torch.unique(torch.cat([tasks.support.flatten(), tasks.query.flatten()]))
             f = self.embed_all(images, used)
@@ -79,19 +100,11 @@ class Method(nn.Module):
             out.append(self.classify(s, t.support_labels.to(dev), q, t.n_way, t.support_mask.to(dev)))
         return torch.cat(out)
 
-    def config(self) -> dict:
-        "Method and backbone names; each regime adds its settings."
-        return dict(method=type(self).__name__, backbone=type(self.backbone).__name__)
-
-def episode_feats(
-    method:Method,   # a method with an `embed` (its backbone)
-    batch:dict,      # a batch of episodes: "support" (T, S, ...) and "query" (T, Q, ...) images
-) -> tuple[torch.Tensor, torch.Tensor]:   # support (T, S, d) and query (T, Q, d) features
-    "Support and query features of a batch of episodes, from one forward pass (BatchNorm sees the whole batch)."
-    s, q = batch["support"], batch["query"]
-    T, S, Q = s.shape[0], s.shape[1], q.shape[1]
-    f = method.embed(torch.cat([s.flatten(0, 1), q.flatten(0, 1)]))
-    return f[:T * S].view(T, S, -1), f[T * S:].view(T, Q, -1)
+# %% ../../nbs/training/41_trainer.ipynb #a680fb80
+@patch
+def config(self:Method) -> dict:
+    "Method and backbone names; each regime adds its settings."
+    return dict(method=type(self).__name__, backbone=type(self.backbone).__name__)
 
 # %% ../../nbs/training/41_trainer.ipynb #0b351402
 class CosineHead(nn.Module):
@@ -104,6 +117,7 @@ class CosineHead(nn.Module):
         "Scaled cosine similarities of the features to the class weights."
         return self.scale * F.normalize(x, dim=-1) @ F.normalize(self.weight, dim=-1).T
 
+# %% ../../nbs/training/41_trainer.ipynb #afbdd3cc
 class Supervised(Method):
     "Cross-entropy over the base classes with a linear (Baseline) or cosine (Baseline++) head."
     batch_kind, metric, scale = "class", "cosine", 10.0
@@ -141,6 +155,7 @@ class EpisodeClassifier(Method):
         y = batch["query_labels"]
         return F.cross_entropy(logits.flatten(0, 1), y.flatten()), dict(acc=(logits.argmax(-1) == y).float().mean().item())
 
+# %% ../../nbs/training/41_trainer.ipynb #58ce01d6
 class ProtoNetTraining(EpisodeClassifier):
     "Prototypical Networks: episodic cross-entropy of the nearest-prototype softmax."
     def __init__(self, backbone:nn.Module, metric:str="euclidean", scale:float=1.0):
@@ -298,26 +313,62 @@ def config(self:Optimizer) -> dict:
 class Callback:
     "Base of the trainer's callbacks: every event is a no-op here; a callback overrides those it needs."
     order = 0   # callbacks run in increasing `order` at each event
-    def setup(self, trainer): "Once, when the trainer is made: its optimiser is built, no checkpoint read yet."
-    def config(self) -> dict:
-        "Settings the trainer's configuration records (a checkpoint written with others is refused)."
-        return {}
-    def state(self) -> dict:
-        "Entries of the checkpoint this callback writes and reads back in `load_state`."
-        return {}
-    def load_state(self, ck:dict): "Take this callback's state back from checkpoint `ck`."
-    def before_fit(self, trainer): "At the start of `fit`, once the trainer stands at its first step."
-    def after_batch(self, trainer, loss:float): "After the optimiser's step; `trainer.step` counts it."
-    def due(self, trainer) -> bool:
-        "Whether the callback evaluates at this step (a row of the history is written when one does)."
-        return False
-    def evaluate(self, trainer, row:dict): "Evaluate now (`due` said so); `row` is the history's row of this step (its last), to add to."
-    def after_row(self, trainer, row:dict): "A row of the history was written."
-    def after_step(self, trainer, evaluated:bool): "The end of a step; `evaluated`: whether any callback evaluated at it."
-    def after_fit(self, trainer): "At the end of `fit`, normal or early."
-    def hold(self, trainer, until:int):
-        "A context `fit` holds while it trains up to step `until` (a `Checkpoint`'s lock); none by default."
-        return contextlib.nullcontext()
+
+# %% ../../nbs/training/41_trainer.ipynb #35c3a276
+@patch
+def setup(self:Callback, trainer): "Once, when the trainer is made: its optimiser is built, no checkpoint read yet."
+
+# %% ../../nbs/training/41_trainer.ipynb #839b5eaf
+@patch
+def config(self:Callback) -> dict:
+    "Settings the trainer's configuration records (a checkpoint written with others is refused)."
+    return {}
+
+# %% ../../nbs/training/41_trainer.ipynb #a3285bd5
+@patch
+def state(self:Callback) -> dict:
+    "Entries of the checkpoint this callback writes and reads back in `load_state`."
+    return {}
+
+# %% ../../nbs/training/41_trainer.ipynb #aaec2500
+@patch
+def load_state(self:Callback, ck:dict): "Take this callback's state back from checkpoint `ck`."
+
+# %% ../../nbs/training/41_trainer.ipynb #628fe1da
+@patch
+def before_fit(self:Callback, trainer): "At the start of `fit`, once the trainer stands at its first step."
+
+# %% ../../nbs/training/41_trainer.ipynb #ad03b551
+@patch
+def after_batch(self:Callback, trainer, loss:float): "After the optimiser's step; `trainer.step` counts it."
+
+# %% ../../nbs/training/41_trainer.ipynb #5234b78f
+@patch
+def due(self:Callback, trainer) -> bool:
+    "Whether the callback evaluates at this step (a row of the history is written when one does)."
+    return False
+
+# %% ../../nbs/training/41_trainer.ipynb #1651e0ce
+@patch
+def evaluate(self:Callback, trainer, row:dict): "Evaluate now (`due` said so); `row` is the history's row of this step (its last), to add to."
+
+# %% ../../nbs/training/41_trainer.ipynb #cd9d8596
+@patch
+def after_row(self:Callback, trainer, row:dict): "A row of the history was written."
+
+# %% ../../nbs/training/41_trainer.ipynb #f062656b
+@patch
+def after_step(self:Callback, trainer, evaluated:bool): "The end of a step; `evaluated`: whether any callback evaluated at it."
+
+# %% ../../nbs/training/41_trainer.ipynb #1ad8a160
+@patch
+def after_fit(self:Callback, trainer): "At the end of `fit`, normal or early."
+
+# %% ../../nbs/training/41_trainer.ipynb #87f10e85
+@patch
+def hold(self:Callback, trainer, until:int):
+    "A context `fit` holds while it trains up to step `until` (a `Checkpoint`'s lock); none by default."
+    return contextlib.nullcontext()
 
 # %% ../../nbs/training/41_trainer.ipynb #7c8ce259
 _CONFIG_DEFAULTS = dict(schedule=None, lr_step=None, lr_gamma=0.5, val_every=100, val_tasks=None)
@@ -363,6 +414,7 @@ def _sorted_callbacks(callbacks, progress:bool) -> list:
     if progress and not any(isinstance(c, ProgressBar) for c in callbacks): callbacks.append(ProgressBar())
     return sorted(callbacks, key=lambda c: c.order)
 
+# %% ../../nbs/training/41_trainer.ipynb #20b69017
 @patch
 def _config(self:Trainer) -> dict:
     "Everything that decides the weights, as plain JSON types (as a checkpoint stores them)."
@@ -371,6 +423,7 @@ def _config(self:Trainer) -> dict:
     for cb in self.callbacks: config.update(cb.config())
     return json.loads(json.dumps(config, default=str))
 
+# %% ../../nbs/training/41_trainer.ipynb #7d6b4d8f
 @patch
 def callback(self:Trainer, kind:type):
     "The trainer's callback of class `kind` (the first one), or None."
@@ -387,6 +440,7 @@ def state(self:Trainer) -> dict:
     for cb in self.callbacks: ck.update(cb.state())
     return ck
 
+# %% ../../nbs/training/41_trainer.ipynb #63720fc6
 @patch
 def save(self:Trainer, path:str|Path) -> Path:
     "Write a checkpoint to `path` atomically, sealed: a changed byte is found on loading."
@@ -406,6 +460,7 @@ def _read_checkpoint(path, device) -> tuple:
     except ValueError as e: raise CheckpointError(str(e)) from None
     return version, ck
 
+# %% ../../nbs/training/41_trainer.ipynb #d8bd6e05
 @patch
 def load(self:Trainer, path:str|Path) -> Trainer:
     "Resume from a checkpoint written by a trainer with the same configuration; return this trainer."
@@ -477,6 +532,7 @@ def _reset_window(self:Trainer):
     "Start the sums behind the next row of the history."
     self._t0, self._sums = time.perf_counter(), dict(n=0, images=0, loss=0.0, acc=0.0, extra={})
 
+# %% ../../nbs/training/41_trainer.ipynb #4525f8cd
 @patch
 def _tally(self:Trainer, loss:float, stats:dict, n_img:int):
     "Add a step's loss, accuracy and the method's other finite numbers to the sums of the current row."
@@ -486,6 +542,7 @@ def _tally(self:Trainer, loss:float, stats:dict, n_img:int):
         if k != "acc" and isinstance(v, (int, float)) and math.isfinite(v):
             e = s["extra"].setdefault(k, [0.0, 0]); e[0] += v; e[1] += 1
 
+# %% ../../nbs/training/41_trainer.ipynb #d99c2760
 @patch
 def _write_row(self:Trainer, due:list):
     "A row of the history: the means since the last row, then what the due callbacks measure (their time is not training's)."
@@ -509,27 +566,34 @@ class Checkpoint(Callback):
                 ):
         self.path, self.every, self.version = Path(path), every, None   # version: of the file this trainer last read or wrote
 
-    def resume(self, trainer):
-        "Load the checkpoint, if there is one (called when the trainer is made)."
-        if self.path.exists(): trainer.load(self.path); self.version = trainer._loaded[1]
+# %% ../../nbs/training/41_trainer.ipynb #2c06bed9
+@patch
+def resume(self:Checkpoint, trainer):
+    "Load the checkpoint, if there is one (called when the trainer is made)."
+    if self.path.exists(): trainer.load(self.path); self.version = trainer._loaded[1]
 
-    def after_step(self, trainer, evaluated:bool):
-        "Save at the end of `fit`, at the `every` steps, or after an evaluation."
-        if (trainer.step == trainer.until or trainer.stopped is not None or (self.every and trainer.step % self.every == 0)
-                or (evaluated and not self.every)): self.save(trainer)
+# %% ../../nbs/training/41_trainer.ipynb #81ee8ec8
+@patch
+def after_step(self:Checkpoint, trainer, evaluated:bool):
+    "Save at the end of `fit`, at the `every` steps, or after an evaluation."
+    if (trainer.step == trainer.until or trainer.stopped is not None or (self.every and trainer.step % self.every == 0)
+            or (evaluated and not self.every)): self.save(trainer)
 
-    def save(self, trainer):
-        trainer.save(self.path); self.version = _file_version(self.path)
+# %% ../../nbs/training/41_trainer.ipynb #9f6ce97e
+@patch
+def save(self:Checkpoint, trainer):
+    trainer.save(self.path); self.version = _file_version(self.path)
 
 # %% ../../nbs/training/41_trainer.ipynb #8e3b07f1
 @patch
 def hold(self:Checkpoint, trainer, until:int):
     "The checkpoint's lock while `fit` trains; none when there is nothing left to train (a read-only folder will do)."
-    return contextlib.nullcontext() if trainer.step >= until or trainer.stopped else self.lock(trainer)
+    return contextlib.nullcontext() if trainer.step >= until or trainer.stopped else self._lock(trainer)
 
+# %% ../../nbs/training/41_trainer.ipynb #d905979c
 @patch
 @contextlib.contextmanager
-def lock(self:Checkpoint, trainer):
+def _lock(self:Checkpoint, trainer):
     "Hold the checkpoint's lock; reload the checkpoint if another process wrote it meanwhile."
     t0 = time.perf_counter()
     with cache_lock(self.path):
@@ -538,6 +602,7 @@ def lock(self:Checkpoint, trainer):
             trainer.load(self.path); self.version = trainer._loaded[1]   # written by another process
         yield
 
+# %% ../../nbs/training/41_trainer.ipynb #3f58192b
 @patch(as_prop=True)
 def checkpoint(self:Trainer) -> Path|None:
     "The path of the trainer's `Checkpoint`, or None."
@@ -568,11 +633,13 @@ def setup(self:Evaluate, trainer):
     if self.at is not None and (not self.at or self.at[0] < 1 or self.at[-1] > trainer.n_steps):
         raise ValueError(f"eval_at must list steps in [1, n_steps={trainer.n_steps}], got {self.at}")
 
+# %% ../../nbs/training/41_trainer.ipynb #931c21a1
 @patch
 def due(self:Evaluate, trainer) -> bool:
     "At the listed steps, or every `every` steps."
     return trainer.step in self.at if self.at is not None else trainer.step % self.every == 0
 
+# %% ../../nbs/training/41_trainer.ipynb #574c2f36
 @patch
 def measure(self:Evaluate, trainer) -> dict:
     "Call the function in eval mode without gradients; check that it returned a dict of metrics."
@@ -593,6 +660,7 @@ def evaluate(self:Evaluate, trainer, row:dict):
     _log.info(f"step {trainer.step}: " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in metrics.items()))
     if self.csv is not None: save_csv(pd.DataFrame(trainer.evals), self.csv)
 
+# %% ../../nbs/training/41_trainer.ipynb #915bbf16
 @patch
 def eval_history(self:Trainer) -> pd.DataFrame:
     "The evaluations made during training (and resumed from the checkpoint): step, train_s, eval_s and the metrics."
@@ -611,19 +679,23 @@ class Validate(Evaluate):
         self.images, self.tasks = images, tasks.batch if isinstance(tasks, TaskManifest) else tasks
         self.best = None   # (accuracy, step, state_dict)
 
-    def accuracy(self, trainer) -> dict:
-        "Mean accuracy and 95% CI half-width on the validation tasks, as fractions."
-        acc = accuracy(trainer.method.scores(self.images, self.tasks), self.tasks.query_labels, self.tasks.query_mask)
-        ci = mean_ci(acc)
-        return dict(val_acc=ci.mean, val_ci=ci.half_width)
+# %% ../../nbs/training/41_trainer.ipynb #e110b2c2
+@patch
+def accuracy(self:Validate, trainer) -> dict:
+    "Mean accuracy and 95% CI half-width on the validation tasks, as fractions."
+    acc = accuracy(trainer.method.scores(self.images, self.tasks), self.tasks.query_labels, self.tasks.query_mask)
+    ci = mean_ci(acc)
+    return dict(val_acc=ci.mean, val_ci=ci.half_width)
 
 # %% ../../nbs/training/41_trainer.ipynb #a1d6104e
 @patch
 def config(self:Validate) -> dict: return dict(val_every=self.every, val_tasks=int(self.tasks.n_tasks))
 
+# %% ../../nbs/training/41_trainer.ipynb #0ca6e222
 @patch
 def due(self:Validate, trainer) -> bool: return trainer.step % self.every == 0 or trainer.step == trainer.n_steps
 
+# %% ../../nbs/training/41_trainer.ipynb #7fe200cf
 @patch
 def evaluate(self:Validate, trainer, row:dict):
     "Validate into the history's row; keep the weights if they are the best so far."
@@ -631,10 +703,12 @@ def evaluate(self:Validate, trainer, row:dict):
     if self.best is None or row["val_acc"] > self.best[0]:
         self.best = (row["val_acc"], trainer.step, {k: v.detach().clone() for k, v in trainer.method.state_dict().items()})
 
+# %% ../../nbs/training/41_trainer.ipynb #dfa26687
 @patch
 def state(self:Validate) -> dict:
     return dict(best=None if self.best is None else dict(acc=self.best[0], step=self.best[1], model=self.best[2]))
 
+# %% ../../nbs/training/41_trainer.ipynb #772783e0
 @patch
 def load_state(self:Validate, ck:dict):
     self.best = None if ck["best"] is None else (ck["best"]["acc"], ck["best"]["step"], ck["best"]["model"])
@@ -681,6 +755,7 @@ def setup(self:LRSchedule, trainer):
                   S.CosineAnnealingLR(trainer.opt, trainer.n_steps) if self.kind == "cosine" else
                   S.ReduceLROnPlateau(trainer.opt, "min", self.gamma, self.patience))
 
+# %% ../../nbs/training/41_trainer.ipynb #183d73a3
 @patch
 def after_batch(self:LRSchedule, trainer, loss:float):
     "Step the schedule; 'plateau': add the loss to the window, and decide at its end."
@@ -710,37 +785,63 @@ class EarlyStopping(Callback):
         if patience < 1: raise ValueError(f"patience must be >= 1 validations, got {patience}")
         self.patience, self.min_delta, self.best, self.bad = int(patience), float(min_delta), None, 0
 
-    def setup(self, trainer):
-        if trainer.callback(Validate) is None: raise ValueError("EarlyStopping watches the validation accuracy: add a Validate callback")
+# %% ../../nbs/training/41_trainer.ipynb #c6866d46
+@patch
+def setup(self:EarlyStopping, trainer):
+    if trainer.callback(Validate) is None: raise ValueError("EarlyStopping watches the validation accuracy: add a Validate callback")
 
-    def after_row(self, trainer, row:dict):
-        "Count validations without improvement; stop at `patience`."
-        if "val_acc" not in row: return
-        if self.best is None or row["val_acc"] > self.best + self.min_delta: self.best, self.bad = row["val_acc"], 0
-        else: self.bad += 1
-        if self.bad >= self.patience:
-            trainer.stopped = f"early stopping at step {trainer.step}: no better validation accuracy in {self.bad} validations"
-            _log.info(trainer.stopped)
+# %% ../../nbs/training/41_trainer.ipynb #7ed7b6e6
+@patch
+def after_row(self:EarlyStopping, trainer, row:dict):
+    "Count validations without improvement; stop at `patience`."
+    if "val_acc" not in row: return
+    if self.best is None or row["val_acc"] > self.best + self.min_delta: self.best, self.bad = row["val_acc"], 0
+    else: self.bad += 1
+    if self.bad >= self.patience:
+        trainer.stopped = f"early stopping at step {trainer.step}: no better validation accuracy in {self.bad} validations"
+        _log.info(trainer.stopped)
 
-    def state(self): return dict(early_stopping=dict(best=self.best, bad=self.bad))
-    def load_state(self, ck:dict):
-        if (s := ck.get("early_stopping")) is not None: self.best, self.bad = s["best"], s["bad"]
+# %% ../../nbs/training/41_trainer.ipynb #a18dca8a
+@patch
+def state(self:EarlyStopping): return dict(early_stopping=dict(best=self.best, bad=self.bad))
 
-    def before_fit(self, trainer):
-        if self.bad >= self.patience: trainer.stopped = trainer.stopped or f"early stopping (resumed at step {trainer.step})"
+# %% ../../nbs/training/41_trainer.ipynb #82fdad5f
+@patch
+def load_state(self:EarlyStopping, ck:dict):
+    if (s := ck.get("early_stopping")) is not None: self.best, self.bad = s["best"], s["bad"]
+
+# %% ../../nbs/training/41_trainer.ipynb #698dd0bf
+@patch
+def before_fit(self:EarlyStopping, trainer):
+    if self.bad >= self.patience: trainer.stopped = trainer.stopped or f"early stopping (resumed at step {trainer.step})"
 
 # %% ../../nbs/training/41_trainer.ipynb #52823e3d
 class ProgressBar(Callback):
     "A tqdm bar of the steps, with the loss and the validation accuracy of the last row; one line per row in a log."
     order = 200
-    def before_fit(self, trainer):
-        self.bar = _progress(trainer.until, initial=trainer.step, show=True, desc=type(trainer.method).__name__, unit="step")
-    def after_batch(self, trainer, loss): self.bar.update(1)
-    def after_row(self, trainer, row): self.bar.set_postfix(loss=f"{row['loss']:.3f}", val=f"{row.get('val_acc', float('nan')):.3f}", refresh=False)
-    def after_fit(self, trainer): self.bar.close()
+
+# %% ../../nbs/training/41_trainer.ipynb #44cc5058
+@patch
+def before_fit(self:ProgressBar, trainer):
+    self.bar = _progress(trainer.until, initial=trainer.step, show=True, desc=type(trainer.method).__name__, unit="step")
+
+# %% ../../nbs/training/41_trainer.ipynb #ec6cedb8
+@patch
+def after_batch(self:ProgressBar, trainer, loss): self.bar.update(1)
+
+# %% ../../nbs/training/41_trainer.ipynb #01120258
+@patch
+def after_row(self:ProgressBar, trainer, row): self.bar.set_postfix(loss=f"{row['loss']:.3f}", val=f"{row.get('val_acc', float('nan')):.3f}", refresh=False)
+
+# %% ../../nbs/training/41_trainer.ipynb #1177828d
+@patch
+def after_fit(self:ProgressBar, trainer): self.bar.close()
 
 # %% ../../nbs/training/41_trainer.ipynb #6a023652
 class ChannelsLast(Callback):
     "Put the model in the channels-last memory format (faster convolutions on CPU); the weights' values are unchanged."
     unique = True
-    def setup(self, trainer): trainer.method.to(memory_format=torch.channels_last)
+
+# %% ../../nbs/training/41_trainer.ipynb #02af2b44
+@patch
+def setup(self:ChannelsLast, trainer): trainer.method.to(memory_format=torch.channels_last)
