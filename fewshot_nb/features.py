@@ -1,4 +1,4 @@
-"""Features for the few-shot solvers: embedding images with any network, the class splits, the feature cache, and features a user provides
+"""Features for the few-shot solvers: embedding images with any network, the feature cache, and features a user provides
 
 Docs: https://fewshot-nb.github.io/fewshot_nb/features.html.md"""
 
@@ -13,15 +13,14 @@ import numpy as np, torch, torch.nn as nn
 from .core import get_device, atomic_write, cache_lock, file_md5, file_sha256, RunRecord, config_hash, progress as _progress, get_logger
 _log = get_logger("fewshot_nb.features")   # feature caches read and written
 from .data.omniglot import load_omniglot, cache_dir as project_cache_dir
-from .data.splits import weak_split, alphabet_split, lake_split, vinyals_split, check_split, MINIMAL_ALPHABETS
 from .data.sources import FeatureSource, check_workers
 from .data.streams import unit_floats
 from .data.datasets import IMAGENET_MEAN, IMAGENET_STD
 
 
 # %% auto #0
-__all__ = ['SPLITS', 'CACHE_FORMAT', 'CACHE_VERSION', 'embed_images', 'extract_features', 'split_classes', 'FeatureCacheError',
-           'read_feature_cache', 'write_feature_cache', 'feature_cache_entry', 'load_features']
+__all__ = ['CACHE_FORMAT', 'CACHE_VERSION', 'embed_images', 'extract_features', 'FeatureCacheError', 'read_feature_cache',
+           'write_feature_cache', 'feature_cache_entry', 'load_features']
 
 # %% ../nbs/21_features.ipynb #01f8a583
 def _as_names(labels, class_names, n:int):
@@ -155,35 +154,6 @@ def extract_features(
     src = FeatureSource(feats, labels, groups)
     if path is not None: src.save(path)
     return src
-
-# %% ../nbs/21_features.ipynb #48dfb5c5
-SPLITS = ("weak", "minimal1", "minimal2", "alphabet", "lake", "vinyals")
-
-def split_classes(
-    split:str|dict,  # a name of `SPLITS`, or {'train': [...], 'test': [...]} class names
-    data,            # `OmniglotImages` (or its `meta`)
-) -> dict:           # {'train': sorted class names, 'test': sorted class names}, disjoint
-    "Training and test classes of an Omniglot split, checked disjoint and present in `data`."
-    if isinstance(split, dict):
-        if set(split) != {"train", "test"}: raise ValueError(f"a split dict needs exactly the keys 'train' and 'test', got {sorted(split)}")
-        if any(isinstance(split[p], str) for p in split): raise ValueError("the 'train' and 'test' parts of a split dict must be lists of class names")
-        parts = {p: sorted(split[p]) for p in ("train", "test")}
-    elif split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}, or pass {{'train': [...], 'test': [...]}} class names")
-    elif split == "weak": parts = weak_split(data)
-    elif split == "lake": s = lake_split(data); parts = {"train": s["background"], "test": s["evaluation"]}
-    elif split == "vinyals": s = vinyals_split(data); parts = {"train": s["trainval"], "test": s["test"]}
-    else:
-        alphabets = sorted(set(getattr(data, "meta", data).alphabet))
-        test = (sorted(set(alphabets) - set(MINIMAL_ALPHABETS[int(split[-1])])) if split.startswith("minimal") else None)
-        s = alphabet_split(data, n_test=None if test else 3, test=test, seed=0)
-        parts = {"train": s["train"], "test": s["test"]}
-    parts = {p: list(parts[p]) for p in ("train", "test")}
-    check_split(parts, data)
-    if empty := [p for p in parts if not parts[p]]:
-        raise ValueError(f"split {split if isinstance(split, str) else 'dict'!r} has no {' and no '.join(empty)} classes in this data; "
-                         "load the Omniglot sets it needs (see the table in the features docs)")
-    return parts
 
 # %% ../nbs/21_features.ipynb #8ab30f6e
 CACHE_FORMAT, CACHE_VERSION = "fewshot_nb.features", 3   # 2: the features as a FeatureSource.state(); 3: also the base-class features and the backbone

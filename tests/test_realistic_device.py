@@ -36,7 +36,7 @@ def run_notebook(params:dict, monkeypatch) -> dict:
 
 def test_the_device_reaches_every_model(tmp_path, monkeypatch):
     import fewshot_nb.core as core, fewshot_nb.bench.classification as bc, fewshot_nb.training.pretrain as pre
-    import fewshot_nb.solvers.backbone_finetune as bf
+    import fewshot_nb.solvers.backbone_finetune as bf, fewshot_nb.training.regimes as rg
     from fewshot_nb.solvers.amortised import MetaSolver
     DEV = torch.device("cpu")   # the run's device: identity tells it from a default or a fresh `torch.device('cpu')`
     monkeypatch.setattr(core, "get_device", lambda device="auto": DEV)
@@ -47,7 +47,7 @@ def test_the_device_reaches_every_model(tmp_path, monkeypatch):
             seen.setdefault(name, []).append(kw.get("device", "<not passed>"))
             return fn(*a, **kw)
         return wrapped
-    for mod, name in ((bc, "solver_scorer"), (bc, "train_regime"), (bf, "finetune_scorer"), (pre, "pretrained_features")):
+    for mod, name in ((bc, "solver_scorer"), (rg, "train_regime"), (bf, "finetune_scorer"), (pre, "pretrained_features")):
         monkeypatch.setattr(mod, name, spy(name, getattr(mod, name)))
     meta_fit = MetaSolver.meta_fit
     @functools.wraps(meta_fit)

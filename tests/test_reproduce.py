@@ -142,7 +142,7 @@ def test_generation_models_take_the_papers_shapes():
     architecture and 50 px trains one step (loss and backward) and draws from prototypes, the VAE-NS with a context
     of 20 and the VAE-STN with 90 attention steps (the ends of the sweeps of Fig. 4a)."""
     import torch
-    from fewshot_nb.bench.generation import make_generator
+    from fewshot_nb.generation.base import make_generator
     from fewshot_nb.data.streams import ImageSource
     from fewshot_nb.generation.base import generate_samples
     g = torch.Generator().manual_seed(0)
@@ -162,7 +162,7 @@ def test_reproducibility_regimes_take_the_papers_shapes(regime):
     """What exp_reproducibility's paper dry run proves, at a fraction of its cost: each of its algorithms, with each
     optimiser, trains a step at the paper's width (64) and episodes (20-way 5-shot 15-query training)."""
     import torch
-    from fewshot_nb.bench.classification import train_regime
+    from fewshot_nb.training.regimes import train_regime
     from fewshot_nb.data.streams import ImageSource
     g = torch.Generator().manual_seed(0)
     data = ImageSource(torch.rand(20 * 20, 1, 28, 28, generator=g), torch.arange(20 * 20) % 20)   # 20 classes of 20 images

@@ -16,7 +16,8 @@ from pathlib import Path
 import pandas as pd, torch
 
 from fewshot_nb.core import seed_everything
-from fewshot_nb.bench.generation import GenerationBench, make_generator, training_recipe, summarise_scores, schedule_callbacks
+from fewshot_nb.bench.generation import GenerationBench, summarise_scores, schedule_callbacks
+from fewshot_nb.generation.base import make_generator, training_recipe
 from fewshot_nb.generation.base import generate_samples
 from fewshot_nb.data.augment import Distorted
 from fewshot_nb.data.streams import ImageSource

@@ -22,7 +22,7 @@ SWEEP_COLUMN = {"latent": "z_dim", "attention": "n_steps"}   # the results colum
 
 def base_setting(model:str, column:str, preset:str="small", image_size:int=28):
     "The value of `column` in the base configuration of `model` (its rows of results.csv leave it blank), or None."
-    from fewshot_nb.bench.generation import make_generator
+    from fewshot_nb.generation.base import make_generator
     return make_generator(model, preset, image_size=image_size).config().get(column)
 
 

@@ -7,13 +7,12 @@ from . import experiment, findings, discussion, classification, generation, eval
 from .experiment import RunFiles, stored_run
 from .findings import Finding, findings_table, verdict_of
 from .discussion import discuss
-from .classification import ClassificationBench, TaskSetting, REGIMES, train_regime
-from .generation import GenerationBench, GENERATORS, make_generator, list_generators, train_generative_model, run_generative_model, score_generator, plot_plane
+from .classification import ClassificationBench, TaskSetting
+from .generation import GenerationBench, train_generative_model, run_generative_model, score_generator, plot_plane
 from .evaluate import evaluate_features, results_table, plot_results
 from .report import write_report
 from .reproduce import reproduce_papers
 
 __all__ = ['RunFiles', 'stored_run', 'Finding', 'findings_table', 'verdict_of', 'discuss', 'ClassificationBench',
-           'TaskSetting', 'REGIMES', 'train_regime', 'GenerationBench', 'GENERATORS', 'make_generator',
-           'list_generators', 'train_generative_model', 'run_generative_model', 'score_generator', 'plot_plane',
+           'TaskSetting', 'GenerationBench', 'train_generative_model', 'run_generative_model', 'score_generator', 'plot_plane',
            'evaluate_features', 'results_table', 'plot_results', 'write_report', 'reproduce_papers']

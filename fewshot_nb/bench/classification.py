@@ -1,4 +1,4 @@
-"""The twin of the generation bench for classification: task settings, identical manifests for every method, scorers for solvers, trained models and image baselines, a registry of training regimes, and the tidy table with paired comparisons
+"""The twin of the generation bench for classification: task settings, identical manifests for every method, scorers for solvers, trained models and image baselines, and the tidy table with paired comparisons
 
 Docs: https://fewshot-nb.github.io/fewshot_nb/bench/classification.html.md"""
 
@@ -14,21 +14,15 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 import torch
-from ..core import derive_seed, config_hash, progress, keeps_global_rng
+from ..core import derive_seed, config_hash, progress
 from ..metrics import accuracy, paired_comparison, summarise, holm
 from ..data.samplers import EpisodeSampler, TaskManifest
-from ..data.augment import Distorted
-from ..training.siamese import siamese_regime
 from ..solvers.base import SOLVERS, Solver, make_solver, evaluate
 from ..solvers.baselines import pixel_nn_scores, mhd_scores
-from ..training.backbones import make_backbone
-from ..data.streams import ImageSource, ClassStream, EpisodeStream
-from ..training.trainer import Trainer, Supervised, ProtoNetTraining, MatchingNet, Optimizer, LRSchedule, Validate, Checkpoint, ChannelsLast
 
 # %% auto #0
-__all__ = ['Scorer', 'REGIMES', 'TRAIN_DEFAULTS', 'PAIRED_COLUMNS', 'TaskSetting', 'setting_seed', 'split_source',
-           'solver_scorer', 'model_scorer', 'baseline_scorer', 'Regime', 'register_regime', 'images_per_step',
-           'train_regime', 'percent_summary', 'ClassificationBench']
+__all__ = ['Scorer', 'PAIRED_COLUMNS', 'TaskSetting', 'setting_seed', 'split_source', 'solver_scorer', 'model_scorer',
+           'baseline_scorer', 'percent_summary', 'ClassificationBench']
 
 # %% ../../nbs/bench/61_classification.ipynb #ee28a43f
 @dataclass(frozen=True)
@@ -143,118 +137,6 @@ def baseline_scorer(
         s = pixel_nn_scores(b, data.tensors()) if name == "pixel_nn" else mhd_scores(b, data.images)
         return accuracy(s, b.query_labels, b.query_mask)
     return score
-
-# %% ../../nbs/bench/61_classification.ipynb #239803eb
-@dataclass(frozen=True)
-class Regime:
-    "How one method is trained: the model around a backbone, and the stream of training batches."
-    name:str               # the regime's name, e.g. 'protonet'
-    build:Callable         # (backbone, train_data, cfg:dict) -> (Method, batch source)
-    doc:str=""             # one line on what it trains
-    fixed_way:bool=False   # its model has a head of `cfg['n_way']` outputs, so it classifies tasks of that many ways only
-
-# %% ../../nbs/bench/61_classification.ipynb #4d690aa7
-REGIMES = {}
-
-def register_regime(name:str, doc:str="", fixed_way:bool=False):
-    "Decorator: register `build(backbone, train_data, cfg) -> (method, source)` as the training regime `name`."
-    def deco(build):
-        if name in REGIMES: raise ValueError(f"a training regime {name!r} is already registered")
-        REGIMES[name] = Regime(name, build, doc, fixed_way)
-        return build
-    return deco
-
-# %% ../../nbs/bench/61_classification.ipynb #6766b0cf
-@register_regime("pretrain", "cross-entropy over all training classes, linear head; tested by nearest class mean of the features")
-def _pretrain(net, data, cfg): return Supervised(net, data.n_classes, head="linear"), ClassStream(data, cfg["batch_size"])
-
-# %% ../../nbs/bench/61_classification.ipynb #d63d5efb
-@register_regime("baseline++", "cross-entropy with a cosine head (Chen et al. 2019); tested by nearest class mean")
-def _baseline_pp(net, data, cfg): return Supervised(net, data.n_classes, head="cosine"), ClassStream(data, cfg["batch_size"])
-
-# %% ../../nbs/bench/61_classification.ipynb #1d17b496
-@register_regime("protonet", "episodes of train_way-way train_shot-shot, loss on the distances to the prototypes (Snell et al. 2017)")
-def _protonet(net, data, cfg):
-    return ProtoNetTraining(net), EpisodeStream(data, cfg["train_way"], cfg["train_shot"], cfg["train_query"])
-
-# %% ../../nbs/bench/61_classification.ipynb #61af4f44
-@register_regime("matchingnet", "episodes as protonet, attention over the support set (Vinyals et al. 2016)")
-def _matchingnet(net, data, cfg):
-    return MatchingNet(net), EpisodeStream(data, cfg["train_way"], cfg["train_shot"], cfg["train_query"])
-
-# %% ../../nbs/bench/61_classification.ipynb #67a0f305
-def _maml_regime(first_order=False, anil=False):
-    def build(net, data, cfg):
-        from fewshot_nb.training.maml import MAML
-        m = MAML(net, n_way=cfg["n_way"], inner_steps=cfg["inner_steps"], eval_inner_steps=cfg["eval_inner_steps"],
-                 first_order=first_order, anil=anil)
-        return m, EpisodeStream(data, cfg["n_way"], cfg["train_shot"], cfg["train_query"], n_tasks=cfg["meta_batch"])
-    return build
-
-# %% ../../nbs/bench/61_classification.ipynb #8c40e4a0
-for _name, _doc, _kw in [("maml", "second-order MAML, n_way-way episodes, meta_batch tasks per step (Finn et al. 2017)", {}),
-                          ("fomaml", "first-order MAML", dict(first_order=True)),
-                          ("anil", "MAML adapting the head only (Raghu et al. 2020)", dict(anil=True))]:
-    register_regime(_name, _doc, fixed_way=True)(_maml_regime(**_kw))
-register_regime("siamese", "verification pairs, half of the same character (Koch et al. 2015): weighted L1 distance, sigmoid, "
-                "binary cross-entropy; one-shot by the most probable match")(siamese_regime)
-
-# %% ../../nbs/bench/61_classification.ipynb #19eb18c1
-TRAIN_DEFAULTS = dict(backbone="conv4", backbone_kw={}, epochs=4.0, steps=None, lr=1e-3, batch_size=128, train_way=20, train_shot=1,
-                      train_query=5, n_way=5, inner_steps=1, eval_inner_steps=3, meta_batch=4, seed=0,
-                      distort=None,      # None, or the arguments of `Distorted` (random affine distortions of every training image)
-                      schedule=None,     # learning-rate schedule of the `Trainer`: None, 'cosine', or 'step' (every `lr_step` steps, times `lr_gamma`)
-                      optimizer="adam", weight_decay=0.0, lr_step=None, lr_gamma=0.5)   # the `Trainer`'s optimiser ('adam' or 'sgd' with Nesterov momentum 0.9)
-
-# %% ../../nbs/bench/61_classification.ipynb #eb536c59
-def _unwrapped(source):
-    while hasattr(source, "source") and not isinstance(source, (ClassStream, EpisodeStream)): source = source.source
-    return source
-
-# %% ../../nbs/bench/61_classification.ipynb #13c24cb8
-def images_per_step(source) -> int:
-    "Training images one step of `source` reads."
-    source = _unwrapped(source)
-    if hasattr(source, "images_per_step"): return source.images_per_step   # pair sources (siamese)
-    if isinstance(source, ClassStream): return source.batch_size
-    s = source.sampler
-    shots = int(s.shots.sum()) if s.shots is not None else s.n_way * s.shot_range[1]
-    return source.n_tasks * (shots + s.n_way * s.n_query)
-
-# %% ../../nbs/bench/61_classification.ipynb #63c6931a
-@keeps_global_rng
-def train_regime(
-    name:str,                # a key of `REGIMES`
-    train:ImageSource,         # training images
-    val:ImageSource|None=None, # images of the validation tasks
-    val_tasks:TaskManifest|None=None, # validation tasks over `val` (the best weights are kept)
-    checkpoint=None,         # checkpoint file: a finished run is reused, an interrupted one resumed
-    device="cpu",            # 'cpu', 'cuda' or 'auto'
-    progress:bool|None=None,    # progress bars (default: `core.set_progress` / FEWSHOT_PROGRESS)
-    channels_last:bool=True, # channels-last memory format (faster Conv4 on CPU; not for MAML)
-    **cfg,                   # overrides of `TRAIN_DEFAULTS`: backbone, backbone_kw, epochs, lr, batch_size, train_way, ...
-) -> tuple:                  # (trained Method with its best weights, history DataFrame, Trainer)
-    "Train regime `name` for `epochs` passes over `train` (or `steps` optimiser steps) from the initial weights of `seed` (the same for every regime)."
-    if name not in REGIMES: raise ValueError(f"unknown training regime {name!r}; registered: {', '.join(REGIMES)}")
-    if unknown := sorted(set(cfg) - set(TRAIN_DEFAULTS)): raise ValueError(f"unknown training options {unknown}; known: {', '.join(TRAIN_DEFAULTS)}")
-    cfg = {**TRAIN_DEFAULTS, **cfg}
-    if not cfg["epochs"] > 0: raise ValueError(f"epochs must be > 0, got {cfg['epochs']}")
-    if cfg["steps"] is not None and (isinstance(cfg["steps"], bool) or not isinstance(cfg["steps"], int) or cfg["steps"] < 1):
-        raise ValueError(f"steps must be a positive int or None (then `epochs` sets the budget), got {cfg['steps']!r}")
-    torch.manual_seed(cfg["seed"])                 # the same initial backbone weights for every regime
-    net = make_backbone(cfg["backbone"], **cfg["backbone_kw"])
-    method, source = REGIMES[name].build(net, train, cfg)
-    if cfg["distort"] is not None: source = Distorted(source, **cfg["distort"])
-    n_steps = cfg["steps"] or max(1, round(cfg["epochs"] * len(train) / images_per_step(source)))   # steps, if given, win over epochs
-    callbacks = ([LRSchedule(cfg["schedule"], step=cfg["lr_step"], gamma=cfg["lr_gamma"])] if cfg["schedule"] else []) \
-              + ([Validate(val, val_tasks, every=max(1, n_steps // 8))] if val_tasks is not None else []) \
-              + ([Checkpoint(checkpoint)] if checkpoint is not None else []) \
-              + ([ChannelsLast()] if channels_last and not method.adapts_per_task else [])
-    trainer = Trainer(method, source, n_steps, lr=cfg["lr"], optimizer=Optimizer(cfg["optimizer"], weight_decay=cfg["weight_decay"]),
-                      seed=cfg["seed"], device=device, progress=progress, callbacks=callbacks)
-    history = trainer.fit()
-    best_step = trainer.best[1] if trainer.best is not None else trainer.step
-    return trainer.load_best(), history.assign(method=name, n_steps=n_steps, best_step=best_step), trainer
 
 # %% ../../nbs/bench/61_classification.ipynb #85456806
 PAIRED_COLUMNS = ["mean_diff_pp", "low_pp", "high_pp", "wilcoxon_p", "wilcoxon_p_holm", "n_wins", "n_losses", "n_ties", "n"]   # a paired comparison's columns: percentage points, p-values (raw, Holm over the table) and counts of tasks

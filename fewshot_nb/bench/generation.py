@@ -11,7 +11,7 @@ import os, time, json
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 from torch import Tensor
-from ..core import config_hash, get_logger, page_fontsize, Registry, worker_pool, keeps_global_rng, available_cpus
+from ..core import config_hash, get_logger, page_fontsize, worker_pool, keeps_global_rng, available_cpus
 _log = get_logger("fewshot_nb.bench.generation")   # models trained or loaded
 from ..data.omniglot import load_omniglot
 from ..data.splits import weak_split
@@ -20,12 +20,13 @@ from ..data.streams import ImageSource
 from ..training.trainer import Trainer, Optimizer, LRSchedule, Checkpoint
 from ..metrics import mean_ci
 from ..generation.metrics import diversity, recognizability, human_point, images_by_class
-from ..generation.base import GenerativeModel, generate_samples, check_samples, load_generator
+from ..generation.base import (GenerativeModel, generate_samples, check_samples, load_generator, GENERATORS, GENERATOR_RECIPES,
+                                        make_generator, training_recipe, list_generators)
 
 # %% auto #0
-__all__ = ['GENERATORS', 'GENERATOR_RECIPES', 'SWEEPS', 'GenerationBench', 'schedule_callbacks', 'train_generative_model',
-           'training_recipe', 'make_generator', 'list_generators', 'run_generative_model', 'train_generative_models',
-           'train_for_scoring', 'summarise_scores', 'plot_plane', 'score_generator', 'plot_sweeps']
+__all__ = ['SWEEPS', 'GenerationBench', 'schedule_callbacks', 'train_generative_model', 'run_generative_model',
+           'train_generative_models', 'train_for_scoring', 'summarise_scores', 'plot_plane', 'score_generator',
+           'plot_sweeps']
 
 # %% ../../nbs/bench/62_generation.ipynb #f0f62b34
 class GenerationBench:
@@ -152,48 +153,6 @@ def train_generative_model(
     if start == steps: _log.info(f"{type(model).__name__}: finished checkpoint {checkpoint} loaded ({steps} steps), not retrained")
     return dict(history=history, seconds=time.perf_counter() - t0 - trainer.waited_s, loaded=start == steps, resumed_from=start,
                 steps=steps, config=trainer.config)
-
-# %% ../../nbs/bench/62_generation.ipynb #bb7dd066
-GENERATORS = Registry("generator", hint="register your own GenerativeModel with GENERATORS.register('name', MyModel) (its recipe in "
-                      "GENERATOR_RECIPES), or score any callable generate(prototypes, n) with score_generator")
-GENERATORS.register("vae_ns", "fewshot_nb.generation.vae_ns:VAENS")
-GENERATORS.register("vae_stn", "fewshot_nb.generation.vae_stn:VAESTN")
-GENERATORS.register("dagan_un", "fewshot_nb.generation.dagan:DAGAN")
-GENERATORS.register("dagan_rn", "fewshot_nb.generation.dagan:DAGAN")
-
-GENERATOR_RECIPES = {   # args: what makes the name that model; train: the paper's recipe; small: what the small preset changes in it
-    "vae_ns":   dict(args={},               train=dict(lr=1e-3),                                      small={}),
-    "vae_stn":  dict(args={},               train=dict(lr=1e-3, grad_clip=5.0, schedule="plateau"),   small={}),
-    "dagan_un": dict(args=dict(skip=True),  train=dict(lr=1e-4, betas=(0.0, 0.9)),                    small=dict(lr=1e-3)),
-    "dagan_rn": dict(args=dict(skip=False), train=dict(lr=1e-4, betas=(0.0, 0.9)),                    small=dict(lr=1e-3)),
-}
-
-# %% ../../nbs/bench/62_generation.ipynb #aebd5e1c
-def training_recipe(
-    name:str,            # a name of `list_generators()`
-    preset:str="small",  # 'small' or 'paper'
-) -> dict:               # keyword arguments for `train_generative_model` (lr, grad_clip, betas, schedule); {} for a model without a recipe
-    "The paper's training recipe of a model, with the small preset's changes."
-    GENERATORS.get(name)                                   # an unknown name is refused with the known ones
-    r = GENERATOR_RECIPES.get(name, {})
-    return {**r.get("train", {}), **(r.get("small", {}) if preset == "small" else {})}
-
-# %% ../../nbs/bench/62_generation.ipynb #2c125538
-def make_generator(
-    name:str,               # a name of `list_generators()`: 'vae_ns', 'vae_stn', 'dagan_un', 'dagan_rn' (or one registered since)
-    preset:str="small",     # 'small' (CPU minutes: the class's `small` constructor) or 'paper' (the paper's base architecture)
-    **kwargs,               # constructor arguments that override the preset (image_size, beta, set_size, ...)
-) -> GenerativeModel:
-    "A fresh model by name, with the paper's base architecture or the small preset."
-    if preset not in ("small", "paper"): raise ValueError(f"preset must be 'small' or 'paper', got {preset!r}")
-    cls = GENERATORS.get(name)
-    args = {**GENERATOR_RECIPES.get(name, {}).get("args", {}), **kwargs}
-    return cls.small(**args) if preset == "small" and hasattr(cls, "small") else cls(**args)
-
-# %% ../../nbs/bench/62_generation.ipynb #0e5a9f84
-def list_generators() -> list[str]: # the registered names, sorted
-    "Names of the models `make_generator` builds."
-    return GENERATORS.names()
 
 # %% ../../nbs/bench/62_generation.ipynb #4b20c8b1
 @keeps_global_rng

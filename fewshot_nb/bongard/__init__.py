@@ -6,9 +6,9 @@
 from . import logo, problems, baselines
 from .logo import Action, parse_program, load_shapes, render
 from .problems import PROBLEM_FAMILIES, make_problem_family, list_problem_families, Problem, ProblemSet, make_problem_set, render_problems, show_problem, write_problem_set, load_bongard, BongardImages
-from .baselines import BONGARD_METHODS, ResNet15, build_bongard_method, train_bongard, train_bongard_many, bongard_accuracy, untrained_bongard
+from .baselines import BONGARD_METHODS, ResNet15, make_bongard_method, train_bongard, train_bongard_many, bongard_accuracy, untrained_bongard
 
 __all__ = ['Action', 'parse_program', 'load_shapes', 'render', 'PROBLEM_FAMILIES', 'make_problem_family',
            'list_problem_families', 'Problem', 'ProblemSet', 'make_problem_set', 'render_problems', 'show_problem',
-           'write_problem_set', 'load_bongard', 'BongardImages', 'BONGARD_METHODS', 'ResNet15', 'build_bongard_method',
+           'write_problem_set', 'load_bongard', 'BongardImages', 'BONGARD_METHODS', 'ResNet15', 'make_bongard_method',
            'train_bongard', 'train_bongard_many', 'bongard_accuracy', 'untrained_bongard']

@@ -8,9 +8,10 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bongard/baselines.html.md"""
 from __future__ import annotations
 from fastcore.basics import patch
 import copy, math
+from typing import Callable, NamedTuple
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
-from ..core import derive_seed, keeps_global_rng
+from ..core import derive_seed, keeps_global_rng, Registry
 from ..data.streams import ImageSource, ClassStream, EpisodeStream
 from ..training.trainer import Method, Trainer, EpisodeClassifier, Optimizer, Validate, Checkpoint
 from ..training.backbones import BACKBONES
@@ -20,8 +21,9 @@ from .problems import N_IMAGES, BongardImages
 # %% auto #0
 __all__ = ['ACTIONS', 'MAX_TOKENS', 'BONGARD_METHODS', 'ResNet15Block', 'ResNet15', 'by_class', 'MetaBaseline', 'project_simplex',
            'svm_dual', 'MetaOptNet', 'WReN', 'CausalAttention', 'TCBlock', 'SNAIL', 'CNNBaseline', 'bongard_augment',
-           'MoCo', 'program_tokens', 'ProgramStream', 'ProgramSynthesis', 'build_bongard_method', 'train_bongard',
-           'bongard_accuracy', 'train_bongard_many', 'untrained_bongard', 'attribute_images', 'attribute_classifier']
+           'MoCo', 'program_tokens', 'ProgramStream', 'ProgramSynthesis', 'BongardMethod', 'make_bongard_method',
+           'list_bongard_methods', 'train_bongard', 'bongard_accuracy', 'train_bongard_many', 'untrained_bongard',
+           'attribute_images', 'attribute_classifier']
 
 # %% ../../nbs/bongard/82_baselines.ipynb #83a1004d
 class ResNet15Block(nn.Module):
@@ -385,26 +387,29 @@ def config(self:ProgramSynthesis):
     return super(ProgramSynthesis, self).config() | dict(hidden=self.hidden, layers=self.n_layers, n_mix=self.n_mix)
 
 # %% ../../nbs/bongard/82_baselines.ipynb #b733850c
-BONGARD_METHODS = {   # key -> (the paper's name, its pre-training or None)
-    "snail": ("SNAIL", None), "protonet": ("ProtoNet", None), "metaoptnet": ("MetaOptNet", None), "anil": ("ANIL", None),
-    "meta-baseline-sc": ("Meta-Baseline-SC", None), "meta-baseline-moco": ("Meta-Baseline-MoCo", "moco"),
-    "wren": ("WReN-Bongard", None), "cnn-baseline": ("CNN-Baseline", None), "meta-baseline-ps": ("Meta-Baseline-PS", "ps"),
-}
+class BongardMethod(NamedTuple):
+    "A method of Nie et al.'s Table 2: its name in the paper, its pre-training, and how it is built around a backbone."
+    paper:str               # the paper's name of the method
+    pretraining:str|None    # None, 'moco' or 'ps' (program synthesis)
+    build:Callable          # backbone -> `Method`
+    def __call__(self, backbone): return self.build(backbone)
+    def __repr__(self): return f"BongardMethod({self.paper!r}, {getattr(self.build, '__qualname__', self.build)})"
+
+BONGARD_METHODS = Registry("method", hint="These are the Bongard-LOGO baselines of Nie et al. (2020); register your own with "
+                           "BONGARD_METHODS.register(name, BongardMethod(paper_name, pretraining, build))")
 
 # %% ../../nbs/bongard/82_baselines.ipynb #bdbba84c
-def build_bongard_method(
+def make_bongard_method(
     name:str,               # a key of `BONGARD_METHODS`
     backbone:nn.Module,     # its backbone (7 input channels for 'cnn-baseline')
 ) -> Method:
     "The method `name` around `backbone`."
-    if name not in BONGARD_METHODS: raise ValueError(f"unknown method {name!r}; choose from {', '.join(BONGARD_METHODS)}")
-    if name == "snail": return SNAIL(backbone)
-    if name == "protonet": return _protonet(backbone)
-    if name == "metaoptnet": return MetaOptNet(backbone)
-    if name == "anil": return _anil(backbone)
-    if name == "wren": return WReN(backbone)
-    if name == "cnn-baseline": return CNNBaseline(backbone)
-    return MetaBaseline(backbone)
+    return BONGARD_METHODS.get(name)(backbone)
+
+# %% ../../nbs/bongard/82_baselines.ipynb #cf76af35
+def list_bongard_methods() -> list[str]: # the registered names, sorted
+    "Names of the methods `make_bongard_method` builds."
+    return BONGARD_METHODS.names()
 
 # %% ../../nbs/bongard/82_baselines.ipynb #a7c0da29
 def _protonet(backbone):
@@ -415,6 +420,15 @@ def _protonet(backbone):
 def _anil(backbone):
     from fewshot_nb.training.maml import MAML
     return MAML(backbone, n_way=2, inner_steps=1, inner_lr=0.4, first_order=True, anil=True, query_norm="support")
+
+# %% ../../nbs/bongard/82_baselines.ipynb #47997135
+for _key, _paper, _pre, _build in [("snail", "SNAIL", None, SNAIL), ("protonet", "ProtoNet", None, _protonet),
+                                   ("metaoptnet", "MetaOptNet", None, MetaOptNet), ("anil", "ANIL", None, _anil),
+                                   ("meta-baseline-sc", "Meta-Baseline-SC", None, MetaBaseline),
+                                   ("meta-baseline-moco", "Meta-Baseline-MoCo", "moco", MetaBaseline),
+                                   ("wren", "WReN-Bongard", None, WReN), ("cnn-baseline", "CNN-Baseline", None, CNNBaseline),
+                                   ("meta-baseline-ps", "Meta-Baseline-PS", "ps", MetaBaseline)]:
+    BONGARD_METHODS.register(_key, BongardMethod(_paper, _pre, _build))
 
 # %% ../../nbs/bongard/82_baselines.ipynb #cc45f322
 def _trainer(method, source, n_steps, cfg, checkpoint, val=None):
@@ -448,9 +462,9 @@ def train_bongard(
     import pandas as pd
     from pathlib import Path
     from fewshot_nb.core import config_hash
-    if name not in BONGARD_METHODS: raise ValueError(f"unknown method {name!r}; choose from {', '.join(BONGARD_METHODS)}")
+    BONGARD_METHODS.get(name)   # an unknown name is refused with the known ones
     if not epochs > 0: raise ValueError(f"epochs must be > 0, got {epochs}")
-    pre = BONGARD_METHODS[name][1]
+    pre = BONGARD_METHODS[name].pretraining
     if pre == "ps" and (programs is None or len(programs) != len(train)):
         raise ValueError("meta-baseline-ps needs the training problems' programs: programs=[problem.positives + problem.negatives, ...] in train's order")
     side = train.images.shape[-1]
@@ -474,7 +488,7 @@ def train_bongard(
         n = max(1, round(pretrain_epochs * len(data) / src.batch(0, seed)["x"].shape[0]))
         hist.append(_trainer(m, src, n, cfg, ck(f"{name}_pretrain")).fit().assign(stage="pretrain"))
         backbone = m.backbone
-    method = build_bongard_method(name, backbone)
+    method = make_bongard_method(name, backbone)
     src = EpisodeStream(data, n_way=2, n_shot=N_IMAGES - 1, n_query=1, n_tasks=tasks_per_step, structure="within_group")
     n = max(1, round(epochs * len(train) / tasks_per_step))
     tr = _trainer(method, src, n, cfg, ck(name), val)
@@ -513,7 +527,7 @@ def train_bongard_many(
     if n_jobs < 1: raise ValueError(f"n_jobs must be >= 1, got {n_jobs}")
     if n_jobs > 1 and len(names) > 1:
         if kw.get("checkpoint_dir") is None: raise ValueError("training in parallel needs checkpoint_dir: the workers hand their models over through it")
-        order = sorted(names, key=lambda n: BONGARD_METHODS[n][1] is None)         # the pre-training methods first: they take longest
+        order = sorted(names, key=lambda n: BONGARD_METHODS[n].pretraining is None)         # the pre-training methods first: they take longest
         with worker_pool(n_jobs) as pool:   # workers that end with this process (core.worker_pool)
             list(pool.map(_train_job, [(n, kw) for n in order]))
     return {n: train_bongard(n, **kw) for n in names}
@@ -527,9 +541,9 @@ def untrained_bongard(
     seed:int=0,        # the seed `train_bongard` would start from
 ) -> Method:           # the method with its initial weights, in eval mode
     "The method `name` with the initial weights `train_bongard` starts from: the control a trained model must beat."
-    if name not in BONGARD_METHODS: raise ValueError(f"unknown method {name!r}; choose from {', '.join(BONGARD_METHODS)}")
+    BONGARD_METHODS.get(name)   # an unknown name is refused with the known ones
     torch.manual_seed(seed)
-    return build_bongard_method(name, ResNet15(N_IMAGES if name == "cnn-baseline" else 1, width, out_dim)).eval()
+    return make_bongard_method(name, ResNet15(N_IMAGES if name == "cnn-baseline" else 1, width, out_dim)).eval()
 
 # %% ../../nbs/bongard/82_baselines.ipynb #7042100e
 def attribute_images(

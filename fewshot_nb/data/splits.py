@@ -8,13 +8,13 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/data/splits.html.md"""
 from __future__ import annotations
 import re
 import numpy as np, pandas as pd
-from ..core import as_rng
+from ..core import as_rng, Registry
 from .omniglot import ALPHABETS, RUN_ALPHABETS
 
 # %% auto #0
-__all__ = ['MINIMAL_ALPHABETS', 'VINYALS_TEST', 'VINYALS_TRAINVAL', 'KOCH_TEST', 'KOCH_TRAIN', 'KOCH_VAL', 'check_split',
-           'split_sizes', 'lake_split', 'minimal_split', 'weak_split', 'vinyals_split', 'koch_alphabets', 'koch_split',
-           'alphabet_coverage', 'alphabet_split']
+__all__ = ['MINIMAL_ALPHABETS', 'VINYALS_TEST', 'VINYALS_TRAINVAL', 'KOCH_TEST', 'KOCH_TRAIN', 'KOCH_VAL', 'SPLITS',
+           'check_split', 'split_sizes', 'lake_split', 'minimal_split', 'weak_split', 'vinyals_split', 'koch_alphabets',
+           'koch_split', 'alphabet_coverage', 'alphabet_split', 'make_split', 'list_splits', 'split_classes']
 
 # %% ../../nbs/data/11_splits.ipynb #332a2052
 def _meta(data) -> pd.DataFrame:
@@ -158,3 +158,64 @@ def alphabet_split(
     if overlap := set(test) & set(val): raise ValueError(f"alphabets {sorted(overlap)} are in both test and val")
     part = meta.alphabet.map(lambda a: "test" if a in test else "val" if a in val else "train")
     return check_split({p: _classes(meta, part.eq(p)) for p in ("train", "val", "test")}, meta)
+
+# %% ../../nbs/data/11_splits.ipynb #664aacad
+SPLITS = Registry("split", hint="or pass {'train': [...], 'test': [...]} class names to split_classes")
+
+@SPLITS.register("weak")
+def _weak_parts(data) -> dict: return weak_split(data)
+
+@SPLITS.register("lake")
+def _lake_parts(data) -> dict:
+    s = lake_split(data); return {"train": s["background"], "test": s["evaluation"]}
+
+@SPLITS.register("vinyals")
+def _vinyals_parts(data) -> dict:
+    s = vinyals_split(data); return {"train": s["trainval"], "test": s["test"]}
+
+# %% ../../nbs/data/11_splits.ipynb #093476bc
+@SPLITS.register("alphabet")
+def _alphabet_parts(data) -> dict:
+    "Three test alphabets drawn with seed 0; the others train."
+    s = alphabet_split(data, n_test=3, seed=0); return {"train": s["train"], "test": s["test"]}
+
+def _minimal_parts(which:int):
+    "Train on the alphabets of minimal set `which`, test on the other alphabets present."
+    def parts(data) -> dict:
+        alphabets = sorted(set(_meta(data).alphabet))
+        s = alphabet_split(data, test=sorted(set(alphabets) - set(MINIMAL_ALPHABETS[which])), seed=0)
+        return {"train": s["train"], "test": s["test"]}
+    parts.__name__ = parts.__qualname__ = f"_minimal{which}_parts"
+    return parts
+
+for _which in (1, 2): SPLITS.register(f"minimal{_which}", _minimal_parts(_which))
+
+# %% ../../nbs/data/11_splits.ipynb #dd21a92f
+def make_split(
+    name:str,   # a name of `list_splits()`
+    data,       # `OmniglotImages` (or its `meta`)
+) -> dict:      # {'train': class names, 'test': class names}
+    "The training and test classes of the split `name` on `data` (`split_classes` checks them)."
+    return SPLITS.get(name)(data)
+
+def list_splits() -> list[str]: # the registered names, sorted
+    "Names of the splits `split_classes` knows."
+    return SPLITS.names()
+
+# %% ../../nbs/data/11_splits.ipynb #05801b93
+def split_classes(
+    split:str|dict,  # a name of `SPLITS`, or {'train': [...], 'test': [...]} class names
+    data,            # `OmniglotImages` (or its `meta`)
+) -> dict:           # {'train': sorted class names, 'test': sorted class names}, disjoint
+    "Training and test classes of an Omniglot split, checked disjoint and present in `data`."
+    if isinstance(split, dict):
+        if set(split) != {"train", "test"}: raise ValueError(f"a split dict needs exactly the keys 'train' and 'test', got {sorted(split)}")
+        if any(isinstance(split[p], str) for p in split): raise ValueError("the 'train' and 'test' parts of a split dict must be lists of class names")
+        parts = {p: sorted(split[p]) for p in ("train", "test")}
+    else: parts = SPLITS.get(split)(data)   # an unknown name is refused with the known ones
+    parts = {p: list(parts[p]) for p in ("train", "test")}
+    check_split(parts, data)
+    if empty := [p for p in parts if not parts[p]]:
+        raise ValueError(f"split {split if isinstance(split, str) else 'dict'!r} has no {' and no '.join(empty)} classes in this data; "
+                         "load the Omniglot sets it needs (see the table in the features docs)")
+    return parts

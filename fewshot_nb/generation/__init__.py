@@ -7,11 +7,12 @@ from . import critics, metrics, base, vae_ns, vae_stn, dagan
 from .critics import Critic, load_critic, make_critic, list_critics, save_critic, critic_from_file, train_critic, train_critics
 from .metrics import diversity, recognizability, human_point, distance_to_humans, fit_sweep
 from .base import GenerativeModel, check_generative_model, generate_samples, load_generator, show_samples
+from .base import GENERATORS, make_generator, list_generators
 from .vae_ns import VAENS
 from .vae_stn import VAESTN
 from .dagan import DAGAN
 
 __all__ = ['Critic', 'load_critic', 'make_critic', 'list_critics', 'save_critic', 'critic_from_file', 'train_critic',
            'train_critics', 'diversity', 'recognizability', 'human_point', 'distance_to_humans', 'fit_sweep',
-           'GenerativeModel', 'check_generative_model', 'generate_samples', 'load_generator', 'show_samples', 'VAENS',
-           'VAESTN', 'DAGAN']
+           'GenerativeModel', 'check_generative_model', 'generate_samples', 'load_generator', 'show_samples', 'GENERATORS',
+           'make_generator', 'list_generators', 'VAENS', 'VAESTN', 'DAGAN']

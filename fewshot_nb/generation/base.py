@@ -11,15 +11,16 @@ import copy, importlib, inspect, random, tempfile
 from pathlib import Path
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
-from ..core import derive_seed, page_fontsize, keeps_global_rng
+from ..core import derive_seed, page_fontsize, keeps_global_rng, Registry
 from .critics import Critic, critic_features, load_critic
 from .metrics import OwnPrototypeRate, own_prototype_rate
 from ..data.streams import ImageSource, ClassStream
 from ..training.trainer import Trainer, Checkpoint
 
 # %% auto #0
-__all__ = ['PairBatches', 'SetBatches', 'bernoulli_nll', 'gaussian_kl', 'beta_elbo_loss', 'check_samples', 'check_prototypes',
-           'GenerativeModel', 'check_generative_model', 'first_drawings', 'follows_prototype', 'generate_samples',
+__all__ = ['GENERATORS', 'GENERATOR_RECIPES', 'PairBatches', 'SetBatches', 'bernoulli_nll', 'gaussian_kl', 'beta_elbo_loss',
+           'check_samples', 'check_prototypes', 'GenerativeModel', 'check_generative_model', 'first_drawings',
+           'follows_prototype', 'generate_samples', 'training_recipe', 'make_generator', 'list_generators',
            'load_generator', 'load_generators', 'show_samples']
 
 # %% ../../nbs/generation/52_base.ipynb #4c47de33
@@ -401,6 +402,48 @@ def generate_samples(
     size, channels = prototypes.shape[-1], prototypes.shape[1]
     return torch.cat([check_samples(draw(prototypes[i:i + 1], int(n_samples), derive_seed(seed, i)), int(n_samples), size, channels, 1, who).cpu()
                       for i in range(len(prototypes))])
+
+# %% ../../nbs/generation/52_base.ipynb #bb7dd066
+GENERATORS = Registry("generator", hint="register your own GenerativeModel with GENERATORS.register('name', MyModel) (its recipe in "
+                      "GENERATOR_RECIPES), or score any callable generate(prototypes, n) with score_generator")
+GENERATORS.register("vae_ns", "fewshot_nb.generation.vae_ns:VAENS")
+GENERATORS.register("vae_stn", "fewshot_nb.generation.vae_stn:VAESTN")
+GENERATORS.register("dagan_un", "fewshot_nb.generation.dagan:DAGAN")
+GENERATORS.register("dagan_rn", "fewshot_nb.generation.dagan:DAGAN")
+
+GENERATOR_RECIPES = {   # args: what makes the name that model; train: the paper's recipe; small: what the small preset changes in it
+    "vae_ns":   dict(args={},               train=dict(lr=1e-3),                                      small={}),
+    "vae_stn":  dict(args={},               train=dict(lr=1e-3, grad_clip=5.0, schedule="plateau"),   small={}),
+    "dagan_un": dict(args=dict(skip=True),  train=dict(lr=1e-4, betas=(0.0, 0.9)),                    small=dict(lr=1e-3)),
+    "dagan_rn": dict(args=dict(skip=False), train=dict(lr=1e-4, betas=(0.0, 0.9)),                    small=dict(lr=1e-3)),
+}
+
+# %% ../../nbs/generation/52_base.ipynb #aebd5e1c
+def training_recipe(
+    name:str,            # a name of `list_generators()`
+    preset:str="small",  # 'small' or 'paper'
+) -> dict:               # keyword arguments for `train_generative_model` (lr, grad_clip, betas, schedule); {} for a model without a recipe
+    "The paper's training recipe of a model, with the small preset's changes."
+    GENERATORS.get(name)                                   # an unknown name is refused with the known ones
+    r = GENERATOR_RECIPES.get(name, {})
+    return {**r.get("train", {}), **(r.get("small", {}) if preset == "small" else {})}
+
+# %% ../../nbs/generation/52_base.ipynb #2c125538
+def make_generator(
+    name:str,               # a name of `list_generators()`: 'vae_ns', 'vae_stn', 'dagan_un', 'dagan_rn' (or one registered since)
+    preset:str="small",     # 'small' (CPU minutes: the class's `small` constructor) or 'paper' (the paper's base architecture)
+    **kwargs,               # constructor arguments that override the preset (image_size, beta, set_size, ...)
+) -> GenerativeModel:
+    "A fresh model by name, with the paper's base architecture or the small preset."
+    if preset not in ("small", "paper"): raise ValueError(f"preset must be 'small' or 'paper', got {preset!r}")
+    cls = GENERATORS.get(name)
+    args = {**GENERATOR_RECIPES.get(name, {}).get("args", {}), **kwargs}
+    return cls.small(**args) if preset == "small" and hasattr(cls, "small") else cls(**args)
+
+# %% ../../nbs/generation/52_base.ipynb #0e5a9f84
+def list_generators() -> list[str]: # the registered names, sorted
+    "Names of the models `make_generator` builds."
+    return GENERATORS.names()
 
 # %% ../../nbs/generation/52_base.ipynb #846ecbb0
 def load_generator(

@@ -15,7 +15,8 @@ _log = get_logger("fewshot_nb.training.pretrain")   # pre-training started (the 
 from ..data.omniglot import load_omniglot, cache_dir as project_cache_dir
 from ..data.samplers import EpisodeSampler, TaskManifest, data_fingerprint
 from ..data.sources import FeatureSource
-from ..features import extract_features, split_classes, read_feature_cache, feature_cache_entry, FeatureCacheError, SPLITS, CACHE_VERSION
+from ..features import extract_features, read_feature_cache, feature_cache_entry, FeatureCacheError, CACHE_VERSION
+from ..data.splits import split_classes, SPLITS
 from .backbones import make_backbone
 from ..data.streams import ImageSource, ClassStream
 from .trainer import Trainer, Supervised, Method, Validate, ChannelsLast

@@ -251,7 +251,7 @@ def verification_accuracy(
 
 # %% ../../nbs/training/45_siamese.ipynb #f4c720f3
 def siamese_regime(
-    net:nn.Module,   # the backbone, built by the bench's `train_regime`
+    net:nn.Module,   # the backbone, built by `train_regime`
     data:ImageSource,  # training images
     cfg:dict,        # training options of `train_regime`: `batch_size` (images per step) is used
 ) -> tuple:          # (Siamese, PairStream): the method and its batch source
@@ -275,7 +275,7 @@ class CosineNN(Method):
 
 # %% ../../nbs/training/45_siamese.ipynb #cfa23bc7
 def cosine_nn_regime(
-    net:nn.Module,     # the backbone, built by the bench's `train_regime`
+    net:nn.Module,     # the backbone, built by `train_regime`
     data:ImageSource,  # training images
     cfg:dict,          # training options of `train_regime` (none is used: the episodes are omniglot-eval's)
 ) -> tuple:            # (CosineNN, EpisodeStream): the method and its batch source
