@@ -58,7 +58,13 @@ def test_smoke_through_slurm_then_nothing_submitted(tmp_path):
     assert second.stdout.count(" done ") >= len(EXPERIMENTS), second.stdout
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["SIGINT", "SIGTERM", "SIGKILL"])
+_SIGTERM_IN_CI = pytest.mark.skipif(not os.environ.get("FEWSHOT_SLOW"), reason="slow (about a minute): SIGTERM turns into the "
+    "KeyboardInterrupt of Ctrl-C in the CLI's one entry point, which CI checks with `evaluate` (tests/test_signals.py), and a "
+    "papermill run of exp_beta stopped by SIGTERM while it trains is checked there too; FEWSHOT_SLOW=1 runs this one")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, pytest.param(signal.SIGTERM, marks=_SIGTERM_IN_CI), signal.SIGKILL],
+                         ids=["SIGINT", "SIGTERM", "SIGKILL"])
 def test_stopping_reproduce_leaves_no_process(tmp_path, sig):
     """exp_beta at its default preset, stopped once its training workers train: nothing of the run is left. SIGINT goes to the
     whole process group, as Ctrl-C in a terminal, SIGTERM to the command alone, as `kill` or a batch system sends it: either
