@@ -23,10 +23,10 @@ __all__ = ['UNIT_SUFFIXES', 'COLUMN_UNITS', 'logger', 'PAGE_WIDTH_PX', 'COMPLETE
            'column_unit', 'check_units', 'array_digest', 'file_md5', 'config_hash', 'source_checkout',
            'package_versions', 'RunRecord', 'get_logger', 'verbose', 'set_progress', 'progress_enabled', 'progress',
            'available_cpus', 'experiment_setup', 'Registry', 'figure_fonts', 'page_fontsize', 'check_figure_fonts',
-           'save_figure', 'exit_with_parent', 'worker_pool', 'terminate_as_interrupt', 'cache_lock', 'file_sha256',
-           'run_files', 'write_completion', 'check_completion', 'FolderBusy', 'folder_lock', 'folder_locked',
-           'finished_run_problem', 'staged_run', 'UnsafeFileError', 'safe_torch_load', 'DamagedFileError',
-           'content_sha256', 'seal', 'check_seal', 'memory_limit', 'check_memory']
+           'save_figure', 'exit_with_parent', 'worker_pool', 'terminate_as_interrupt', 'check_interrupt', 'cache_lock',
+           'file_sha256', 'run_files', 'write_completion', 'check_completion', 'FolderBusy', 'folder_lock',
+           'folder_locked', 'finished_run_problem', 'staged_run', 'UnsafeFileError', 'safe_torch_load',
+           'DamagedFileError', 'content_sha256', 'seal', 'check_seal', 'memory_limit', 'check_memory']
 
 # %% ../nbs/00_core.ipynb #7c7137cd
 def seed_everything(
@@ -664,14 +664,24 @@ def worker_pool(
     return _Pool(n, mp_context=mp.get_context(context), initializer=init, initargs=(os.getpid(), initializer, initargs))
 
 # %% ../nbs/00_core.ipynb #2bb9cad8
+_interrupted = threading.Event()   # set by the handlers of `terminate_as_interrupt`: this process was asked to stop
+
 @contextlib.contextmanager
 def terminate_as_interrupt():
-    "Within the block, SIGTERM raises `KeyboardInterrupt` (in the main thread), so that cleanup runs as for Ctrl-C; restored after."
+    "Within the block, SIGTERM raises `KeyboardInterrupt` (in the main thread) as Ctrl-C does, so that cleanup runs; restored after."
     if threading.current_thread() is not threading.main_thread(): yield; return
-    def _raise(signum, frame): raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
-    before = signal.signal(signal.SIGTERM, _raise)
+    def _raise(signum, frame):
+        _interrupted.set()   # remembered: `check_interrupt` raises again where an exception of a finaliser was dropped
+        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+    before = {s: signal.signal(s, _raise) for s in (signal.SIGINT, signal.SIGTERM)}
     try: yield
-    finally: signal.signal(signal.SIGTERM, before)
+    finally:
+        for s, h in before.items(): signal.signal(s, h)
+        _interrupted.clear()
+
+def check_interrupt():
+    "Raise `KeyboardInterrupt` if a signal asked this process to stop within `terminate_as_interrupt`. Python drops the exception a signal raises when it lands in a finaliser (a `__del__`, a weakref callback) and goes on; long loops call this between steps, so that the run still stops."
+    if _interrupted.is_set(): raise KeyboardInterrupt("interrupted (the signal arrived during cleanup of an object)")
 
 # %% ../nbs/00_core.ipynb #350535a9
 _log = get_logger("core")   # waits for another process's lock

@@ -66,3 +66,28 @@ def test_papermill_run_stopped_by_sigterm_leaves_nothing_running(tmp_path):
             try: os.kill(pid, signal.SIGKILL)
             except ProcessLookupError: pass
         if pm.poll() is None: pm.kill()
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")   # the dropped exception, reported by pytest
+def test_an_interrupt_dropped_in_a_finaliser_still_stops_the_run():
+    """Python drops the KeyboardInterrupt that a signal raises while a finaliser runs (`__del__`: "Exception ignored in ...")
+    and goes on, so a Ctrl-C can be lost. Within `terminate_as_interrupt` the handler remembers it, and the long loops
+    (the solvers' chunks, the trainer's steps) call `check_interrupt`, which raises it again."""
+    import gc
+    import torch
+    from fewshot_nb import core
+    from fewshot_nb.core import terminate_as_interrupt, check_interrupt
+    from fewshot_nb.solvers.base import ProtoNet, solve_batch, synthetic_features
+    from fewshot_nb.data.samplers import EpisodeSampler
+    class Swallows:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.5)   # the handler runs here, inside the finaliser: its exception is dropped
+    src, _ = synthetic_features(n_classes=10, n_per_class=20, dim=8, seed=0)
+    tasks = EpisodeSampler(src, n_way=5, n_shot=1, n_query=5).sample_batch(20, seed=0)
+    with terminate_as_interrupt():
+        Swallows(); gc.collect()                                       # no KeyboardInterrupt here: dropped, and the code went on
+        assert core._interrupted.is_set()                              # ... but the signal was seen
+        with pytest.raises(KeyboardInterrupt): solve_batch(ProtoNet(), src, tasks, chunk=5)
+    check_interrupt()                                                  # the block's end forgets it
+    assert len(solve_batch(ProtoNet(), src, tasks)) == 20

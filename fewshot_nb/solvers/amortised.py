@@ -222,7 +222,7 @@ class VersaNet(nn.Module):
 # %% ../../nbs/solvers/36_amortised.ipynb #9a7d8ec7
 PREDICTS = ("sample", "mean")
 
-@SOLVERS.register("versa")
+@SOLVERS.register
 class Versa(MetaSolver):
     "Versa (Gordon et al. 2019): each class's mean support feature mapped to a Gaussian over its linear classifier; inductive."
     name, transductive = "versa", False
@@ -360,7 +360,7 @@ def cosine_weight_grad(
     return scale / norm * (G.transpose(1, 2) @ x - (G * cos).sum(1).unsqueeze(-1) * (theta / norm))
 
 # %% ../../nbs/solvers/36_amortised.ipynb #31cf4f0f
-@SOLVERS.register("sib")
+@SOLVERS.register
 class SIB(MetaSolver):
     "SIB (Hu et al. 2020): a cosine classifier from the support set, refined by synthetic gradients computed from the query set."
     name, transductive = "sib", True

@@ -10,7 +10,7 @@ from fastcore.basics import patch
 from dataclasses import dataclass
 import numpy as np, torch
 import torch.nn.functional as F
-from ..core import Registry
+from ..core import Registry, check_interrupt
 from ..tasks import TaskTensors, task_tensors, normalize_features, distance_logits, prototypes, NORMS
 from ..data.sources import FeatureSource
 from ..metrics import accuracy
@@ -20,7 +20,7 @@ __all__ = ['SOLVERS', 'Solver', 'ProtoNet', 'SimpleShot', 'make_solver', 'list_s
            'evaluate', 'random_tasks', 'check_solver']
 
 # %% ../../nbs/solvers/31_base.ipynb #afb2032b
-SOLVERS = Registry("solver", hint="register your own with @SOLVERS.register('name') on a Solver subclass "
+SOLVERS = Registry("solver", hint="register your own with @SOLVERS.register on a Solver subclass "
                                   "that sets name = 'name' (see fewshot_nb.solvers.base)")
 
 class Solver:
@@ -84,7 +84,7 @@ def check_features(self:Solver, feats:torch.Tensor) -> str|None:
     return None
 
 # %% ../../nbs/solvers/31_base.ipynb #62b4f8ae
-@SOLVERS.register("protonet")
+@SOLVERS.register
 class ProtoNet(Solver):
     "Nearest class mean (Euclidean), inductive."
     name = "protonet"
@@ -95,7 +95,7 @@ class ProtoNet(Solver):
         return distance_logits(t.query, w, self.tau).softmax(-1)
 
 # %% ../../nbs/solvers/31_base.ipynb #bd5843da
-@SOLVERS.register("simpleshot")
+@SOLVERS.register
 class SimpleShot(ProtoNet):
     "Nearest class mean on CL2N features (centred on the base-class mean, L2-normalised), inductive."
     name = "simpleshot"
@@ -153,6 +153,7 @@ def solve_batch(
     if device is not None: feats = feats.to(device)
     out = []
     for i in range(0, batch.n_tasks, chunk):
+        check_interrupt()   # a Ctrl-C whose exception was dropped still stops the run here
         b = batch[i:i + chunk]
         s, q = b.gather(feats)
         out.append(solver(s, b.support_labels.to(s.device), q, b.n_way, b.support_mask.to(s.device),

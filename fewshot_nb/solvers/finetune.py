@@ -281,7 +281,7 @@ def hparams(self:GradientSolver):
                                **super(GradientSolver, self).hparams())
 
 # %% ../../nbs/solvers/32_finetune.ipynb #0416ba76
-@SOLVERS.register("baseline")
+@SOLVERS.register
 class Baseline(GradientSolver):
     "Support-only fit of the distance classifier (Chen et al. 2019), inductive."
     name, transductive = "baseline", False
@@ -290,13 +290,13 @@ class Baseline(GradientSolver):
         super().__init__(steps, lr, None, norm, tau, space, base_mean)
 
 # %% ../../nbs/solvers/32_finetune.ipynb #efed0d7b
-@SOLVERS.register("baseline++")
+@SOLVERS.register
 class BaselinePP(Baseline):
     "Baseline++: the same fit, predictions by cosine similarity to the class weights, inductive."
     name = "baseline++"
 
 # %% ../../nbs/solvers/32_finetune.ipynb #0b943e7d
-@SOLVERS.register("entropy-min")
+@SOLVERS.register
 class EntropyMin(GradientSolver):
     "Support CE plus the conditional entropy of the queries (Dhillon et al. 2020), transductive."
     name, transductive = "entropy-min", True
@@ -308,14 +308,14 @@ class EntropyMin(GradientSolver):
                              "a weight on H(Y) makes it TIM")
 
 # %% ../../nbs/solvers/32_finetune.ipynb #04921ed1
-@SOLVERS.register("tim")
+@SOLVERS.register
 class TIM(GradientSolver):
     "Transductive information maximisation (Boudiaf et al. 2020), Eq. (1): CE - (λ H(Y_Q) - H(Y_Q|X_Q))."
     name, transductive = "tim", True
     steps, lr, weights = 1000, 1e-4, (1.0, 1.0, 1.0)
 
 # %% ../../nbs/solvers/32_finetune.ipynb #50e5be36
-@SOLVERS.register("alpha-tim")
+@SOLVERS.register
 class AlphaTIM(GradientSolver):
     "α-TIM (Veilleux et al. 2021), Eq. (6): CE - (H_α(Y_Q) - H_α(Y_Q|X_Q)) with Tsallis α-entropies."
     name, transductive = "alpha-tim", True

@@ -218,7 +218,7 @@ def _at_least(name, v, lo):
     return int(v)
 
 # %% ../../nbs/solvers/35_ici.ipynb #a1b2a681
-@SOLVERS.register("lr+ici")
+@SOLVERS.register
 class LRICI(Solver):
     "LR+ICI (Wang et al. 2020): logistic regression self-trained on the queries with the most credible pseudo-labels."
     name, transductive = "lr+ici", True

@@ -66,7 +66,7 @@ def gram_centre(
     return G.sub_(EV).sub_(EV.transpose(1, 2)).baddbmm_(torch.bmm(E, U), E.transpose(1, 2))   # in place
 
 # %% ../../nbs/solvers/33_transductive.ipynb #bd9645f6
-@SOLVERS.register("pt-map")
+@SOLVERS.register
 class PTMAP(Solver):
     "PT-MAP (Hu et al. 2020): power transform, then MAP class centres from a class-balanced Sinkhorn assignment."
     name, transductive = "pt-map", True
@@ -212,7 +212,7 @@ def knn_affinity(
     return W.mul_(mask.unsqueeze(-1))
 
 # %% ../../nbs/solvers/33_transductive.ipynb #525d6d1e
-@SOLVERS.register("laplacianshot")
+@SOLVERS.register
 class LaplacianShot(Solver):
     "LaplacianShot (Ziko et al. 2020): nearest-prototype costs plus a kNN Laplacian term on the queries, bound updates."
     name, transductive = "laplacianshot", True
@@ -250,7 +250,7 @@ class LaplacianShot(Solver):
         return Y.transpose(1, 2)
 
 # %% ../../nbs/solvers/33_transductive.ipynb #e2d588fe
-@SOLVERS.register("bd-cspn")
+@SOLVERS.register
 class BDCSPN(Solver):
     "BD-CSPN (Liu et al. 2020): nearest prototype after rectifying the prototypes with the queries."
     name, transductive = "bd-cspn", True

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib, math, os, time, warnings
 from pathlib import Path
 import numpy as np, pandas as pd, torch, torch.nn as nn, torch.nn.functional as F
-from ..core import get_device, atomic_write, cache_lock, save_csv, as_rng, derive_seed, progress as _progress, progress_enabled, get_logger, seal, check_seal, keeps_global_rng
+from ..core import get_device, atomic_write, cache_lock, save_csv, as_rng, derive_seed, progress as _progress, progress_enabled, get_logger, seal, check_seal, keeps_global_rng, check_interrupt
 from ..data.samplers import EpisodeSampler, EpisodeBatch, TaskManifest
 from ..metrics import accuracy, mean_ci
 from ..tasks import prototypes, proto_logits
@@ -498,6 +498,7 @@ def _fit(self:Trainer, until:int) -> pd.DataFrame:
     for cb in self.callbacks: cb.before_fit(self)
     self._reset_window()
     while self.step < until and self.stopped is None:
+        check_interrupt()   # a Ctrl-C whose exception was dropped still stops the run here
         torch.manual_seed(derive_seed(self.seed, self.step, 1))
         loss, stats, n_img = self._train_step()
         for cb in self.callbacks: cb.after_batch(self, loss)
