@@ -44,29 +44,3 @@ torch.set_num_threads(1)
 def pytest_report_header(config):
     return [f"FEWSHOT_DATA={os.environ.get('FEWSHOT_DATA', '')} ({_data_from})",
             f"FEWSHOT_CACHE={os.environ['FEWSHOT_CACHE']}"]
-
-
-# Longest first. Under `pytest -n 2 --dist loadgroup` a free worker takes the next test (or xdist group) in collection
-# order, so a long test collected last keeps one worker busy while the other has nothing left: CI's wall time is then the
-# sum of the tail, not half the work. Collected first, the long ones are spread over both workers and the many short tests
-# fill the gaps. Weights: seconds each took in CI on an idle machine of our kind (its --durations list); the rest keep
-# their order.
-LONGEST_FIRST = {
-    "test_papermill.py::test_exp_generation_injected_every_figure_and_rerun_loads": 308,
-    "test_reproducibility.py::test_exp_reproducibility_tiny_study_resumes_and_analyses": 269,
-    "tests/test_docs.py": 200,                      # one xdist group: the preview built once, then the browser pass
-    "test_reproduce.py::test_paper_dry_run_of_every_experiment": 145,
-    "test_notebooks.py::test_notebook[solvers/32_finetune]": 132,
-    "test_reproduce.py::test_smoke_through_slurm_then_nothing_submitted": 113,
-    "tests/test_packaging.py": 105,                 # one xdist group: the sdist and wheel built once
-    "test_reproduce.py::test_stopping_reproduce_leaves_no_process": 60,
-    "test_notebooks.py::test_notebook": 20,         # every other notebook: tens of seconds each
-}
-
-
-def _weight(item) -> int:
-    return next((w for key, w in LONGEST_FIRST.items() if key in item.nodeid), 0)
-
-
-def pytest_collection_modifyitems(config, items):
-    items.sort(key=lambda item: -_weight(item))   # stable: equal weights keep their collection order
