@@ -318,6 +318,10 @@ class Callback:
 @patch
 def setup(self:Callback, trainer): "Once, when the trainer is made: its optimiser is built, no checkpoint read yet."
 
+# %% ../../nbs/training/41_trainer.ipynb #774bc1b0
+@patch
+def resume(self:Callback, trainer): "Once, when the trainer is made, after its configuration: read what a run left (a `Checkpoint` its file)."
+
 # %% ../../nbs/training/41_trainer.ipynb #839b5eaf
 @patch
 def config(self:Callback) -> dict:
@@ -400,7 +404,7 @@ class Trainer:
         self.stopped, self.fit_from, self.waited_s = None, 0, 0.0
         for cb in self.callbacks: cb.setup(self)
         self.config = self._config()
-        for cb in self.callbacks: getattr(cb, "resume", lambda t: None)(self)   # a `Checkpoint` reads its file
+        for cb in self.callbacks: cb.resume(self)   # a `Checkpoint` reads its file, now that the configuration is known
         self.fit_from = self.step   # where the last `fit` started training
 
 # %% ../../nbs/training/41_trainer.ipynb #3502f605
