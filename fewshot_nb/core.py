@@ -336,7 +336,7 @@ class RunRecord:
         rec = cls(params=dict(params), seed=seed, device=str(dev), versions=versions, git_commit=commit, git_dirty=dirty,
                   deterministic=torch.are_deterministic_algorithms_enabled(), extra=extra, package_version=versions["fewshot_nb"])
         if dev.type == "cuda": rec.host["gpu"] = torch.cuda.get_device_name(dev)
-        if getattr(params, "sources", None): rec.extra.setdefault("parameter_sources", dict(params.sources))   # bench.experiment.Parameters
+        if getattr(params, "sources", None): rec.extra.setdefault("parameter_sources", dict(params.sources))   # params.Parameters
         return rec
 
     def save(self, path:str|Path) -> Path:

@@ -7,6 +7,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/metrics.html.md"""
 # %% ../nbs/01_metrics.ipynb #3d7a8c84
 from __future__ import annotations
 from dataclasses import dataclass
+import math
 import numpy as np
 import pandas as pd
 import torch
@@ -14,8 +15,8 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 # %% auto #0
-__all__ = ['accuracy', 'fmt_ci', 'CI', 'mean_ci', 'Paired', 'paired_comparison', 'holm', 'difference_ci', 'Ratio', 'ratio_ci',
-           'summarise']
+__all__ = ['accuracy', 'fmt_ci', 'fmt', 'fmt_interval', 'CI', 'mean_ci', 'Paired', 'paired_comparison', 'holm', 'difference_ci',
+           'Ratio', 'ratio_ci', 'summarise']
 
 # %% ../nbs/01_metrics.ipynb #968aa18e
 def _np(x) -> np.ndarray:
@@ -72,6 +73,32 @@ def fmt_ci(
 ) -> str:              # e.g. "78.12 ± 0.45"
     "Format a mean and the half width of its confidence interval as `'mean ± half_width'`."
     return f"{mean:.{digits}f} ± {half_width:.{digits}f}"
+
+# %% ../nbs/01_metrics.ipynb #d6eb4be1
+def fmt(
+    x:float,             # the number
+    digits:int=1,        # decimals
+    signed:bool=False,   # a '+' before positive numbers (for differences)
+) -> str:                # e.g. '9.9', '+9.9', 'n/a' for NaN
+    "One number as the discussions write it."
+    x = float(x)
+    if math.isnan(x): return "n/a"
+    s = f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
+    return s.replace("-", "−") if s.startswith("-") else s
+
+# %% ../nbs/01_metrics.ipynb #d101d4ce
+def fmt_interval(
+    ours:float,          # the estimate
+    low:float,           # lower end of its 95% interval
+    high:float,          # upper end
+    digits:int=1,        # decimals
+    unit:str="",         # appended after the estimate (e.g. '%', ' points')
+    signed:bool=False,   # a '+' before a positive estimate (for differences)
+) -> str:                # e.g. '+9.9 points [7.7, 12.1]'; without an interval (low == high == ours) only the estimate
+    "An estimate with its 95% interval, as the discussions write it."
+    head = fmt(ours, digits, signed) + unit
+    if any(map(math.isnan, (float(low), float(high)))) or float(low) == float(high) == float(ours): return head
+    return f"{head} [{fmt(low, digits)}, {fmt(high, digits)}]"
 
 # %% ../nbs/01_metrics.ipynb #58027008
 def _check_confidence(confidence:float):

@@ -1,7 +1,7 @@
 """No number of ours is typed in an experiment notebook's prose (STYLE.md, "Numbers in an experiment's discussion").
 
 A result typed in Markdown goes stale at the next run: every number of ours is rendered from the run's files
-(`fewshot_nb.bench.experiment.RunFiles` and `prose`). Typed prose may quote a paper's numbers, each with the
+(`fewshot_nb.bench.discussion.RunFiles` and `prose`). Typed prose may quote a paper's numbers, each with the
 table, figure, section or equation it comes from, in the same sentence. This test reads every Markdown cell of
 the experiment notebooks, and the text typed inside their `prose(...)` cells, and fails on a sentence that states
 a result (a decimal number, a percentage, a '±' or a number of points) with no such reference.

@@ -3,7 +3,7 @@ re-running them.
 
 An experiment decides its findings in the cell tagged `findings`, which reads the run's files only (never a variable of a
 cell that trains) and writes `findings.csv`; its discussion cells end with `prose(text)`, their text built from the same
-files (`fewshot_nb.bench.experiment`). When the rule of a verdict, the paper's numbers or a discussion's wording change,
+files (`fewshot_nb.bench.discussion`). When the rule of a verdict, the paper's numbers or a discussion's wording change,
 the stored run's `findings.csv` and the notebook's outputs go stale; re-running the whole experiment to refresh them
 costs minutes to an hour of training. This tool plays the notebook's kernel as `tests/test_stored_runs.py` does (the
 parameters cell and the cell after it, in `nbs/`, so `out_dir` is the stored default run `nbs/runs/<experiment>/`), then

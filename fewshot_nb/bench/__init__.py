@@ -4,9 +4,9 @@
 # importable from its module (`from fewshot_nb.bench.<module> import ...`). Every module is imported, so that importing
 # any part of the package registers all of its components (tests/test_api.py checks the face and its `__all__`).
 from . import experiment, findings, discussion, classification, generation, evaluate, report, reproduce
-from .experiment import RunFiles, stored_run
+from .experiment import stored_run
 from .findings import Finding, findings_table, verdict_of
-from .discussion import discuss
+from .discussion import RunFiles, discuss
 from .classification import ClassificationBench, TaskSetting
 from .generation import GenerationBench, train_generative_model, run_generative_model, score_generator, plot_plane
 from .evaluate import evaluate_features, results_table, plot_results

@@ -1,4 +1,4 @@
-"""Where the experiment notebooks and their stored runs are, and the numbers of a run read back for its discussion
+"""Where the experiment notebooks and their stored runs are, and how their default runs are checked
 
 Docs: https://fewshot-nb.github.io/fewshot_nb/bench/experiment.html.md"""
 
@@ -6,14 +6,11 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bench/experiment.html.md"""
 
 # %% ../../nbs/bench/60_experiment.ipynb #b0949e81
 from __future__ import annotations
-from fastcore.basics import patch
-import math
 from pathlib import Path
-import pandas as pd
 import fewshot_nb
 
 # %% auto #0
-__all__ = ['experiments_dir', 'stored_run', 'fmt', 'fmt_interval', 'RunFiles', 'prose']
+__all__ = ['experiments_dir', 'stored_run']
 
 # %% ../../nbs/bench/60_experiment.ipynb #597492d2
 def experiments_dir() -> Path:
@@ -40,129 +37,3 @@ def stored_run(
     for cand in (p, rel, shipped):
         if cand is not None and (cand/marker).is_file(): return cand
     return None
-
-# %% ../../nbs/bench/60_experiment.ipynb #d6eb4be1
-def fmt(
-    x:float,             # the number
-    digits:int=1,        # decimals
-    signed:bool=False,   # a '+' before positive numbers (for differences)
-) -> str:                # e.g. '9.9', '+9.9', 'n/a' for NaN
-    "One number as the discussions write it."
-    x = float(x)
-    if math.isnan(x): return "n/a"
-    s = f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
-    return s.replace("-", "−") if s.startswith("-") else s
-
-# %% ../../nbs/bench/60_experiment.ipynb #d101d4ce
-def fmt_interval(
-    ours:float,          # the estimate
-    low:float,           # lower end of its 95% interval
-    high:float,          # upper end
-    digits:int=1,        # decimals
-    unit:str="",         # appended after the estimate (e.g. '%', ' points')
-    signed:bool=False,   # a '+' before a positive estimate (for differences)
-) -> str:                # e.g. '+9.9 points [7.7, 12.1]'; without an interval (low == high == ours) only the estimate
-    "An estimate with its 95% interval, as the discussions write it."
-    head = fmt(ours, digits, signed) + unit
-    if any(map(math.isnan, (float(low), float(high)))) or float(low) == float(high) == float(ours): return head
-    return f"{head} [{fmt(low, digits)}, {fmt(high, digits)}]"
-
-# %% ../../nbs/bench/60_experiment.ipynb #a488d87e
-_UNIT_SUFFIX = {"percent": "%", "percentage points": " points", "points": " points"}
-
-def _suffix(unit:str) -> str:
-    "What follows a number of this unit in prose ('%' for percent, ' points' for percentage points, else ' ' + unit)."
-    u = str(unit or "").strip()
-    if not u or u == "nan": return ""
-    head = u.split(" (")[0]
-    return _UNIT_SUFFIX.get(head, " " + u)
-
-# %% ../../nbs/bench/60_experiment.ipynb #9b1abac9
-class RunFiles:
-    "The files of one stored run, as the source of every number of ours in a discussion."
-    def __init__(self,
-                 folder:str|Path,   # the run's folder (an experiment's `out_dir`, or a stored run under `nbs/results/`)
-                 absent:str="raise", # a finding the run does not hold: 'raise' (KeyError), or 'untested' (a row that says so)
-                ):
-        if absent not in ("raise", "untested"): raise ValueError(f"absent must be 'raise' or 'untested', got {absent!r}")
-        self.folder, self.absent = Path(folder), absent
-        if not self.folder.is_dir():
-            raise FileNotFoundError(f"no run folder {self.folder}: run the experiment (its `out_dir`) first, or name a stored run")
-        self._csv = {}
-
-# %% ../../nbs/bench/60_experiment.ipynb #ec161a4a
-def prose(
-    text:str,   # Markdown, typically an f-string of numbers read from a `RunFiles`
-):              # shown as Markdown in the notebook and on its page
-    "Markdown built from a run's numbers, shown as the cell's output."
-    from IPython.display import Markdown
-    import textwrap
-    text = textwrap.dedent(text).strip()
-    return Markdown(text) if text else None   # nothing to say (e.g. a stored run not made yet): no empty output
-
-# %% ../../nbs/bench/60_experiment.ipynb #fe1bb605
-@patch
-def csv(self:RunFiles,
-        name:str,   # a CSV file of the run, e.g. 'summary.csv'
-       ) -> pd.DataFrame:
-    "A CSV file of the run (read once)."
-    if name not in self._csv:
-        f = self.folder/name
-        if not f.is_file():
-            have = sorted(p.name for p in self.folder.glob("*.csv"))
-            raise FileNotFoundError(f"{self.folder} has no {name}; its CSV files: {have}")
-        self._csv[name] = pd.read_csv(f)
-    return self._csv[name]
-
-# %% ../../nbs/bench/60_experiment.ipynb #f3e38fdf
-@patch
-def finding(self:RunFiles,
-            text:str,                    # a part of the claim, unique among the run's findings
-            file:str="findings.csv",     # the findings file
-           ) -> pd.Series:               # the row of that finding
-    "The one finding whose claim is `text`, or else contains it."
-    f = self.csv(file)
-    hit = f[f["claim"] == text]   # a whole claim is never ambiguous (e.g. beside its '(pooled over 3 seeds)' twin)
-    if hit.empty: hit = f[f["claim"].str.contains(text, regex=False)]
-    if hit.empty and self.absent == "untested":   # e.g. a run with one beta cannot test a shape over betas
-        return pd.Series(dict(claim=text, ours=float("nan"), low=float("nan"), high=float("nan"), unit="", test="untested",
-                              verdict="untested", note="not tested in this run"))
-    if len(hit) != 1:
-        what = "no finding" if hit.empty else f"{len(hit)} findings"
-        raise KeyError(f"{what} of {self.folder/file} contain {text!r}; its claims: {list(f['claim'])}")
-    return hit.iloc[0]
-
-# %% ../../nbs/bench/60_experiment.ipynb #641466a1
-@patch
-def ci(self:RunFiles,
-       text:str,              # a part of the claim
-       digits:int=1,          # decimals
-       signed:bool=False,     # '+' before a positive estimate
-       unit:bool=True,        # append the finding's unit ('%', ' points', ...)
-       file:str="findings.csv",
-      ) -> str:               # e.g. '+9.9 points [7.7, 12.1]'
-    "Our estimate of a finding, with its interval and unit."
-    r = self.finding(text, file)
-    return fmt_interval(r["ours"], r["low"], r["high"], digits, _suffix(r.get("unit", "")) if unit else "", signed)
-
-# %% ../../nbs/bench/60_experiment.ipynb #2e152d8d
-@patch
-def verdict(self:RunFiles, text:str, file:str="findings.csv") -> str:
-    "A finding's verdict, as its row states it (decided by `fewshot_nb.bench.findings.decide`)."
-    return str(self.finding(text, file)["verdict"])
-
-# %% ../../nbs/bench/60_experiment.ipynb #f366c3fa
-@patch
-def value(self:RunFiles,
-          file:str,       # a CSV file of the run
-          column:str,     # the column to read
-          **where,        # column=value pairs that select exactly one row
-         ) -> float:
-    "One number of a run's CSV file, selected by the values of other columns."
-    d = self.csv(file)
-    for k, v in where.items():
-        if k not in d.columns: raise KeyError(f"{file} has no column {k!r}; its columns: {list(d.columns)}")
-        d = d[d[k] == v]
-    if column not in d.columns: raise KeyError(f"{file} has no column {column!r}; its columns: {list(d.columns)}")
-    if len(d) != 1: raise KeyError(f"{len(d)} rows of {self.folder/file} have {where}; name columns that select one")
-    return float(d[column].iloc[0])

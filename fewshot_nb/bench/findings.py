@@ -9,7 +9,7 @@ from __future__ import annotations
 import math, re
 from dataclasses import dataclass, asdict, replace
 import pandas as pd
-from .experiment import fmt, fmt_interval
+from ..metrics import fmt, fmt_interval
 
 # %% auto #0
 __all__ = ['VERDICTS', 'TESTS', 'KINDS', 'FINDINGS_COLUMNS', 'decide', 'verdict_base', 'Finding', 'findings_table', 'verdict_of',
