@@ -123,6 +123,40 @@ def test_faces_hold_what_is_imported_through_them():
     assert seen and not bad, f"imported through a face that does not hold them: {sorted(set(bad))}"
 
 
+def _module_imports_of_face_names(code:str) -> list[str]:
+    "The `from fewshot_nb.<subpackage>.<module> import X` in `code` whose X is a name of that subpackage's face."
+    import ast
+    try: tree = ast.parse(re.sub(r"^\s*[%!].*$", "", code, flags=re.M))
+    except SyntaxError: return []
+    bad = []
+    for n in ast.walk(tree):
+        parts = (n.module or "").split(".") if isinstance(n, ast.ImportFrom) else []
+        if len(parts) >= 3 and parts[0] == "fewshot_nb" and parts[1] in SUBPACKAGES:
+            face = importlib.import_module(f"fewshot_nb.{parts[1]}").__all__
+            bad += [f"from {n.module} import {a.name}" for a in n.names if a.name in face]
+    return bad
+
+
+def test_docs_and_experiments_import_through_the_faces():
+    """A name of a subpackage's face is imported through the face (`from fewshot_nb.data import load_omniglot`), in the
+    README and in every notebook cell a reader runs; the library's own code (export cells) imports from modules, and a
+    name that is not in a face is imported from its module."""
+    import json as _json
+    assert _module_imports_of_face_names("from fewshot_nb.data.omniglot import load_omniglot, data_root") == \
+        ["from fewshot_nb.data.omniglot import load_omniglot"]   # the check can fail
+    bad = []
+    readme = (ROOT/"README.md").read_text()
+    for block in re.findall(r"```python\n(.*?)```", readme, re.S): bad += [f"README.md: {b}" for b in _module_imports_of_face_names(block)]
+    for nb in sorted((ROOT/"nbs").rglob("*.ipynb")):
+        if {"results", "runs"} & set(nb.relative_to(ROOT/"nbs").parts): continue
+        for i, c in enumerate(_json.loads(nb.read_text())["cells"]):
+            src = "".join(c["source"])
+            if c["cell_type"] == "code" and not re.match(r"#\|\s*export", src): codes = [src]
+            else: codes = re.findall(r"```python\n(.*?)```", src, re.S) if c["cell_type"] == "markdown" else []
+            bad += [f"{nb.relative_to(ROOT)} cell {i}: {b}" for code in codes for b in _module_imports_of_face_names(code)]
+    assert not bad, "import these through the subpackage's face:\n" + "\n".join(bad)
+
+
 def test_init_files_are_hand_written():
     "nbdev-export leaves an existing __init__.py alone; ours say so, and carry no nbdev header that would invite a rewrite."
     for sub in SUBPACKAGES:
