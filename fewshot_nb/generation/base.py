@@ -18,13 +18,13 @@ from ..data.streams import ImageSource, ClassStream
 from ..training.trainer import Trainer, Checkpoint
 
 # %% auto #0
-__all__ = ['GENERATORS', 'GENERATOR_RECIPES', 'PairBatches', 'SetBatches', 'bernoulli_nll', 'gaussian_kl', 'beta_elbo_loss',
-           'check_samples', 'check_prototypes', 'GenerativeModel', 'check_generative_model', 'first_drawings',
-           'follows_prototype', 'generate_samples', 'training_recipe', 'make_generator', 'list_generators',
-           'load_generator', 'load_generators', 'show_samples']
+__all__ = ['GENERATORS', 'GENERATOR_RECIPES', 'ClassPairStream', 'ClassSetStream', 'bernoulli_nll', 'gaussian_kl',
+           'beta_elbo_loss', 'check_samples', 'check_prototypes', 'GenerativeModel', 'check_generative_model',
+           'first_drawings', 'follows_prototype', 'generate_samples', 'training_recipe', 'make_generator',
+           'list_generators', 'load_generator', 'load_generators', 'show_samples']
 
 # %% ../../nbs/generation/52_base.ipynb #4c47de33
-class PairBatches(ClassStream):
+class ClassPairStream(ClassStream):
     "Pairs of images of one class: targets `x` and, for each, another image `cond` of its class; reproducible from `(seed, step)`."
     kind = "pair"
     def __init__(self,
@@ -64,7 +64,7 @@ class PairBatches(ClassStream):
         return dict(x=x, cond=cond, y=self.data.labels[idx])
 
 # %% ../../nbs/generation/52_base.ipynb #081f1a0e
-class SetBatches:
+class ClassSetStream:
     "Sets of `set_size` distinct images of one class, `batch_size` sets a step; reproducible from `(seed, step)`."
     kind = "set"
     def __init__(self,
@@ -204,7 +204,7 @@ def check_prototypes(
 # %% ../../nbs/generation/52_base.ipynb #cf944887
 class GenerativeModel(nn.Module):
     "Base of the one-shot generative models: trained by `Trainer` on `batches(data)`, sampled with `generate`."
-    batch_kind = "pair"   # 'pair' (`PairBatches`) or 'set' (`SetBatches`)
+    batch_kind = "pair"   # 'pair' (`ClassPairStream`) or 'set' (`ClassSetStream`)
     cycle = 1             # consecutive training steps after which every parameter has had a gradient
     def __init__(self,
                  image_size:int=50,  # side of the (square) images it reads and writes
@@ -226,8 +226,8 @@ def batches(self:GenerativeModel,
     if tuple(data.x.shape[1:]) != (self.channels, self.image_size, self.image_size):
         raise ValueError(f"the model reads ({self.channels}, {self.image_size}, {self.image_size}) images, the data has "
                          f"{tuple(data.x.shape[1:])}: load the images at size={self.image_size}")
-    if self.batch_kind == "pair": return PairBatches(data, batch_size, binarize)
-    if self.batch_kind == "set": return SetBatches(data, kwargs.get("set_size", getattr(self, "set_size", 5)), batch_size, binarize)
+    if self.batch_kind == "pair": return ClassPairStream(data, batch_size, binarize)
+    if self.batch_kind == "set": return ClassSetStream(data, kwargs.get("set_size", getattr(self, "set_size", 5)), batch_size, binarize)
     raise ValueError(f"unknown batch_kind {self.batch_kind!r}")
 
 # %% ../../nbs/generation/52_base.ipynb #981d6eb5

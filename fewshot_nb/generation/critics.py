@@ -19,7 +19,7 @@ from ..metrics import accuracy, mean_ci, paired_comparison
 from ..training.backbones import ConvBlock, count_params
 from ..data.streams import ImageSource, EpisodeStream
 from ..training.trainer import ProtoNetTraining, Trainer, Optimizer, LRSchedule, Checkpoint
-from ..training.simclr import SimCLR, ViewBatches
+from ..training.simclr import SimCLR, ViewStream
 from ..training.maml import MAML
 
 # %% auto #0
@@ -260,7 +260,7 @@ def train_critic(
         opt, sched = "adam", [LRSchedule("step", step=lr_step or max(1, steps // 4), gamma=0.5)]
     else:
         method = SimCLR(Critic("simclr"), temperature=0.5)
-        source = ViewBatches(td, batch_size=min(batch_size, len(td)), binarize=0.5)
+        source = ViewStream(td, batch_size=min(batch_size, len(td)), binarize=0.5)
         opt, sched = "rmsprop", []
     callbacks = sched + list(callbacks or []) + ([Checkpoint(checkpoint)] if checkpoint is not None else [])
     trainer = Trainer(method, source, steps, lr=lr, optimizer=opt, seed=seed, device=device, progress=progress, callbacks=callbacks)

@@ -16,7 +16,7 @@ from .trainer import Method
 from ..data.augment import simclr_augment
 
 # %% auto #0
-__all__ = ['nt_xent', 'contrastive_accuracy', 'ViewBatches', 'SimCLR']
+__all__ = ['nt_xent', 'contrastive_accuracy', 'ViewStream', 'SimCLR']
 
 # %% ../../nbs/training/43_simclr.ipynb #bd08d9fc
 def _contrastive_logits(z1:Tensor, z2:Tensor, temperature:float) -> tuple[Tensor, Tensor]:
@@ -60,7 +60,7 @@ def _describe(fn) -> str:
     return getattr(fn, "__qualname__", type(fn).__name__)
 
 # %% ../../nbs/training/43_simclr.ipynb #43dd8a79
-class ViewBatches(ClassStream):
+class ViewStream(ClassStream):
     "Two augmented views of each image of a batch, a fresh permutation each epoch, reproducible from `(seed, step)`."
     kind = "views"
     def __init__(self,
