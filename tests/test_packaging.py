@@ -94,9 +94,7 @@ def test_pip_user_runs_an_experiment(dists, tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     env |= {"PIP_CONSTRAINT": str(ROOT/"constraints.txt"), "PIP_DISABLE_PIP_VERSION_CHECK": "1",
             "PATH": f"{bin_}{os.pathsep}{env['PATH']}"}
-    # --no-compile: pip would byte-compile every file of every dependency (torch's thousands) before the run; Python
-    # compiles what the run imports anyway, so the test proves the same install at a third less of its cost
-    _run([bin_/"pip", "install", "-q", "--no-compile", f"{wheel}[exp]"], env=env, cwd=tmp_path)
+    _run([bin_/"pip", "install", "-q", f"{wheel}[exp]"], env=env, cwd=tmp_path)
     work = tmp_path/"work"; work.mkdir()          # no clone here: nothing but what pip installed
     out = _run(["fewshot-nb", "experiments", "copy", "experiments"], env=env, cwd=work).stdout
     assert "papermill" in out
