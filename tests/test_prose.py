@@ -138,6 +138,34 @@ def test_stored_discussions_match_their_runs(tmp_path, capsys):
     assert rp.main([str(copy), "--check"]) == 1
 
 
+def test_findings_are_compared_as_numbers(tmp_path):
+    """A re-derived findings.csv may differ from the stored one in the last bits (the BLAS and CPU decide them: a mixed
+    model fitted on AVX2 and on AVX-512 differ in the 13th digit), never in the sixth significant digit or in its text."""
+    from tools_loader import load_tool
+    import pandas as pd
+    rp = load_tool("render_prose")
+    stored = ROOT/"nbs"/"runs"/"exp_reproducibility"/"findings.csv"
+    df = pd.read_csv(stored, keep_default_na=False, dtype=str)
+    col = next(c for c in ("low", "high", "ours") if any(_float(v) for v in df[c]))
+    i = next(k for k, v in enumerate(df[col]) if _float(v))
+    def variant(value=None, text=None):
+        d = df.copy()
+        if value is not None: d.loc[i, col] = repr(value)
+        if text is not None: d.loc[i, "verdict"] = text
+        p = tmp_path/f"f{len(list(tmp_path.iterdir()))}.csv"; d.to_csv(p, index=False); return p
+    x = float(df.loc[i, col])
+    assert rp.findings_differences(stored, variant(x * (1 + 1e-12))) == []       # the last bits: the same findings
+    assert rp.findings_differences(stored, variant(x * (1 + 1e-4)))               # the fifth digit: another finding
+    assert rp.findings_differences(stored, variant(text="reproduced"))            # a verdict's word
+    assert rp.findings_differences(stored, variant(x, text=df.loc[i, "verdict"])) == []
+
+
+def _float(v:str) -> bool:
+    "Whether a cell holds a nonzero number."
+    try: return float(v) != 0
+    except ValueError: return False
+
+
 def builds_sentences(src:str) -> list[str]:
     """What makes a discussion cell code instead of a template: a call to `prose(...)` (Markdown built by code), an
     f-string, or a `discuss(...)` whose template is not one plain string literal."""

@@ -16,6 +16,11 @@ stores what each shows as that cell's output. Cells that train or compute are no
 With `--check` it changes nothing: it plays the cells on a copy of the run folder and exits 1 when the stored
 findings.csv, or a stored output, differs from what the run's files give, or when a discussion cannot be rendered from
 the files alone (it reads a variable of a cell that computes).
+
+The re-derived findings.csv is compared with the stored one as numbers, to `FINDINGS_RTOL` (six significant digits), and
+its text exactly. The findings are float64 computations from the run's rows, but their last bits depend on the BLAS and
+the CPU (a mixed model fitted on an AVX2 machine differs from one fitted on AVX-512 in the 13th digit); a real change
+(another rule, another row, another margin) moves a number far more than that, and the discussions show at most four.
 """
 from __future__ import annotations
 import argparse, ast, json, os, re, shutil, sys, tempfile
@@ -24,6 +29,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PROSE = re.compile(r"^(?:prose|discuss)\(", re.M)
 NOT_RENDERED = "not rendered"   # a discussion cell that reads a variable instead of a file: stale under --check
+
+
+FINDINGS_RTOL = 1e-6
+
+
+def findings_differences(stored:Path, derived:Path, rtol:float=FINDINGS_RTOL) -> list[str]:
+    "Where a re-derived findings.csv differs from the stored one: text exactly, numbers to `rtol` (see the module's docstring)."
+    import numpy as np, pandas as pd
+    a, b = pd.read_csv(stored, keep_default_na=False, dtype=str), pd.read_csv(derived, keep_default_na=False, dtype=str)
+    if list(a.columns) != list(b.columns) or len(a) != len(b):
+        return [f"columns or rows: {list(a.columns)} x {len(a)} stored, {list(b.columns)} x {len(b)} now"]
+    out = []
+    for col in a.columns:
+        for i, (x, y) in enumerate(zip(a[col], b[col])):
+            if x == y: continue
+            try: fx, fy = float(x), float(y)
+            except ValueError: out.append(f"row {i} {col}: {x[:60]!r} stored, {y[:60]!r} now"); continue
+            if not np.isclose(fx, fy, rtol=rtol, atol=0, equal_nan=True): out.append(f"row {i} {col}: {x} stored, {y} now")
+    return out
 
 
 def _src(c): return "".join(c["source"])
@@ -115,8 +139,8 @@ def main(argv=None) -> int:
             if a.check:   # played on a copy: the stored files stay as they are
                 copy = Path(tmp)/run.name; shutil.copytree(run, copy)
             shown = render(p, copy)
-            if a.check and (run/"findings.csv").is_file() and (copy/"findings.csv").read_bytes() != (run/"findings.csv").read_bytes():
-                changed.append("findings.csv")
+            if a.check and (run/"findings.csv").is_file() and (diff := findings_differences(run/"findings.csv", copy/"findings.csv")):
+                changed.append(f"findings.csv ({'; '.join(diff[:3])}{' ...' if len(diff) > 3 else ''})")
         for k, data in shown.items():
             if data == NOT_RENDERED: changed.append(f"{k} (not rendered)"); continue
             if _stored(nb["cells"][k]) == data: continue
