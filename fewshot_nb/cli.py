@@ -6,7 +6,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/cli.html.md"""
 
 # %% ../nbs/90_cli.ipynb #302ac5cb
 from __future__ import annotations
-import argparse, json, os, re, shutil, sys
+import argparse, contextlib, json, math, os, re, shutil, sys
 from pathlib import Path
 from . import __version__
 # Nothing heavy at import: `fewshot-nb --version` and `--help` answer without torch, pandas or the data modules
@@ -39,24 +39,43 @@ def copy_experiments(
     results:bool=True,           # also copy the stored results (`results/`) that these notebooks read
     force:bool=False,            # overwrite files that exist in `dest`
 ) -> list[Path]:                 # the files written
-    "Copy the experiment notebooks (and their stored results) into `dest`, refusing to overwrite unless `force`."
-    from fewshot_nb.core import atomic_write; from fewshot_nb.bench.experiment import experiments_dir
-    src, dest = experiments_dir(), Path(dest)
+    "Copy the experiment notebooks (and their stored results) into `dest`, refusing to overwrite unless `force`; all of them or, when it fails, none."
+    from fewshot_nb.core import check_out_folder, folder_lock, inside_folder; from fewshot_nb.bench.experiment import experiments_dir
+    src = experiments_dir()
     known = {p.stem: p for p in sorted(src.glob("exp_*.ipynb"))}
     names = list(known) if names is None else [n.removesuffix(".ipynb") for n in names]
     if unknown := [n for n in names if n not in known]:
         raise ValueError(f"unknown experiment{'s' * (len(unknown) > 1)} {', '.join(unknown)}; choose from {', '.join(known)}")
+    dest = check_out_folder(dest, [known[n] for n in names], what="dest", writes="the copies", example="copy_experiments('experiments')")   # never '' nor their own folder
     files = [(known[n], dest/known[n].name) for n in names]
     if results and (src/"results").is_dir():   # the stored results the named notebooks read (`results/<folder>` in their text)
         read = {m for n in names for m in re.findall(r"results/([A-Za-z0-9_\-]+)", known[n].read_text(encoding="utf-8"))}
         files += [(p, dest/p.relative_to(src)) for d in sorted(read) if (src/"results"/d).is_dir()
                   for p in sorted((src/"results"/d).rglob("*")) if p.is_file()]
     if dest.exists() and not dest.is_dir(): raise NotADirectoryError(f"{dest} is a file, not a folder")
-    if not force and (clash := [d for _, d in files if d.exists()]):
+    if not force and (clash := [d for _, d in files if d.exists() or d.is_symlink()]):
         raise FileExistsError(f"{len(clash)} of the files already exist in {dest} (e.g. {clash[0].relative_to(dest)}); "
                               "nothing was copied. Copy into another folder, or pass force=True (--force) to overwrite them")
-    for s, d in files:
-        with atomic_write(d) as tmp: shutil.copyfile(s, tmp)
+    with folder_lock(dest, command=f"copy_experiments into {dest}"):   # one copier at a time; the folders it made go again if left empty
+        for old in dest.glob(".copy-staging-*"):   # a copy killed mid-way: holding the lock, no copier of `dest` is alive
+            if re.fullmatch(r"\.copy-staging-\d+", old.name): old.unlink() if old.is_symlink() else shutil.rmtree(old, ignore_errors=True)
+        stage, made, moved = dest/f".copy-staging-{os.getpid()}", [], []
+        try:
+            stage.mkdir()
+            for s, d in files:   # 1. every file copied whole into the staging folder: a full disk stops here, before `dest` changes
+                t = stage/d.relative_to(dest); t.parent.mkdir(parents=True, exist_ok=True); shutil.copyfile(s, t)
+            for d in sorted({d.parent for _, d in files} - {dest}):   # 2. the sub-folders, inside `dest` and through no link
+                inside_folder(dest, d.relative_to(dest).as_posix())
+                if not d.exists(): d.mkdir(parents=True); made.append(d)
+            for s, d in files:   # 3. renames within one file system: no space needed
+                os.replace(stage/d.relative_to(dest), d); moved.append(d)
+        except BaseException:
+            if not force:        # nothing was replaced: what this copy moved in goes again, so `dest` is as it was
+                for d in moved: d.unlink(missing_ok=True)
+                for d in sorted(made, key=lambda p: len(p.parts), reverse=True):
+                    with contextlib.suppress(OSError): d.rmdir()
+            raise
+        finally: shutil.rmtree(stage, ignore_errors=True)
     return [d for _, d in files]
 
 # %% ../nbs/90_cli.ipynb #460d5854
@@ -82,6 +101,8 @@ def fetch_data(
 ) -> _DataFrame:               # one row per file: name, path, status ('present', 'downloaded' or the error)
     "Download the missing data files (every one, or `names`) into the data root, MD5-checked; check the present ones."
     import pandas as pd; from fewshot_nb.data.omniglot import RESOURCES, data_root, fetch, ChecksumError
+    from fewshot_nb.core import check_out_folder
+    if root is not None: root = check_out_folder(root, what="root", writes="the data files", example="root='~/fewshot_data', or root=None for $FEWSHOT_DATA")
     names = list(RESOURCES) if names is None else list(names)
     if unknown := [n for n in names if n not in RESOURCES]:
         raise ValueError(f"unknown data file{'s' * (len(unknown) > 1)} {', '.join(unknown)}; known files: {', '.join(RESOURCES)}")
@@ -139,6 +160,9 @@ def json_arg(
 # %% ../nbs/90_cli.ipynb #e064fe8e
 def run_evaluate(a:argparse.Namespace) -> int:   # the exit status
     "`fewshot-nb evaluate`: read and check the features, evaluate the methods, write the files, print the table."
+    from fewshot_nb.core import check_out_folder   # first: never '' (the current folder), nor the folder of an input
+    check_out_folder(a.out, [a.features, a.labels, a.base, a.base_labels, a.val, a.val_labels,
+                             *(t for t in (a.method_kwargs, a.tune) if t and t.strip().endswith(".json"))], names=("results.csv", "tasks.csv", "run.json", "complete.json"))
     from fewshot_nb.bench.evaluate import load_feature_sets, evaluate_features, results_table, plot_results
     import matplotlib; matplotlib.use("Agg")   # no display needed: the figure goes to a file
     kwargs, tune = json_arg(a.method_kwargs, "--method-kwargs"), json_arg(a.tune, "--tune")
@@ -161,6 +185,10 @@ def _command(sub, name:str, help:str, example:str, **kw) -> argparse.ArgumentPar
 def run_reproduce(a:argparse.Namespace) -> int:   # the exit status: 0 when every chosen experiment is done, 1 otherwise
     "`fewshot-nb reproduce`: the experiments at one preset, then the report; a table of where each stands."
     from fewshot_nb.bench.reproduce import reproduce_papers   # papermill and the sweep engine load only for this command
+    from fewshot_nb.core import check_out_folder; from fewshot_nb.bench.experiment import experiments_dir
+    nbs = {"the folder of the experiment notebooks (--notebooks)": a.notebooks} if a.notebooks is not None else \
+          {"the folder of the experiment notebooks (the default of --notebooks)": experiments_dir()}
+    check_out_folder(a.out, writes="the reproduction", names=("<experiment>.ipynb", "findings.csv", "report/"), within=nbs)   # never over the notebooks it runs
     slurm = {k: v for k, v in dict(partition=a.slurm_partition, timeout_min=a.slurm_time, gpus_per_node=a.slurm_gpus,
                                       cpus_per_task=a.slurm_cpus, mem_gb=a.slurm_mem).items() if v is not None}
     for kv in a.slurm:
@@ -179,6 +207,24 @@ def run_reproduce(a:argparse.Namespace) -> int:   # the exit status: 0 when ever
     elif (Path(a.out)/"report"/"index.html").is_file():
         print(f"report: {Path(a.out)/'report'/'index.html'} and {Path(a.out)/'report'/'README.md'}; findings: {Path(a.out)/'findings.csv'}")
     return 0 if a.plan or (t.state == "done").all() else 1
+
+# %% ../nbs/90_cli.ipynb #f6865271
+def _count(lo:int, what:str|None=None):
+    "An argparse type: a whole number >= `lo` (a count, a size, a seed), else a usage error (exit 2) saying what the flag takes."
+    say = f" ({what})" if what else ""
+    def parse(text:str) -> int:
+        try: v = int(text)
+        except ValueError: raise argparse.ArgumentTypeError(f"must be a whole number >= {lo}{say}, got {text!r}") from None
+        if v < lo: raise argparse.ArgumentTypeError(f"must be >= {lo}{say}, got {v}")
+        return v
+    return parse
+
+def _positive(text:str) -> float:
+    "An argparse type: a finite number > 0 (nan, inf, 0 and negatives are usage errors, exit 2)."
+    try: v = float(text)
+    except ValueError: raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}") from None
+    if not (v > 0 and math.isfinite(v)): raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return v
 
 # %% ../nbs/90_cli.ipynb #849206cd
 def build_parser(
@@ -202,12 +248,12 @@ def build_parser(
     ev.add_argument("--val-labels", metavar="FILE", help="labels of --val when its file has none")
     ev.add_argument("--methods", required=True, help="comma-separated solvers, e.g. protonet,simpleshot,tim,pt-map (an unknown name lists them all)")
     ev.add_argument("--shots", default="1,5", help="comma-separated shots (default: 1,5)")
-    ev.add_argument("--ways", type=int, default=5, help="classes per task (default: 5)")
-    ev.add_argument("--queries", type=int, default=15, help="queries per class, on average with --dirichlet (default: 15)")
-    ev.add_argument("--dirichlet", type=float, default=None, metavar="ALPHA", help="query proportions from Dir(ALPHA) (default: balanced)")
-    ev.add_argument("--tasks", type=int, default=1000, help="tasks per shot (default: 1000)")
-    ev.add_argument("--val-tasks", type=int, default=None, help="validation tasks per shot (default: --tasks)")
-    ev.add_argument("--seed", type=int, default=0, help="seed of the tasks and of the solvers (default: 0)")
+    ev.add_argument("--ways", type=_count(2, "n_way, classes per task"), default=5, help="classes per task (default: 5)")
+    ev.add_argument("--queries", type=_count(1, "n_query"), default=15, help="queries per class, on average with --dirichlet (default: 15)")
+    ev.add_argument("--dirichlet", type=_positive, default=None, metavar="ALPHA", help="query proportions from Dir(ALPHA) (default: balanced)")
+    ev.add_argument("--tasks", type=_count(2, "n_tasks"), default=1000, help="tasks per shot (default: 1000)")
+    ev.add_argument("--val-tasks", type=_count(2, "n_val_tasks"), default=None, help="validation tasks per shot (default: --tasks)")
+    ev.add_argument("--seed", type=_count(0), default=0, help="seed of the tasks and of the solvers (default: 0)")
     ev.add_argument("--method-kwargs", metavar="JSON", help='constructor arguments per method, e.g. \'{"tim": {"steps": 50}}\', or a .json file')
     ev.add_argument("--tune", metavar="JSON", help='grids tuned on --val, e.g. \'{"alpha-tim": {"alpha": [2, 5, 10]}}\', or a .json file')
     ev.add_argument("--out", required=True, metavar="DIR", help="folder of results.csv, tasks.csv, the task manifests and run.json")
@@ -224,13 +270,13 @@ def build_parser(
     rp.add_argument("--preset", default="default", help="smoke (about a minute each), default (minutes on a CPU) or paper (the papers' scale) (default: default)")
     rp.add_argument("--out", required=True, metavar="DIR", help="the reproduction's folder: one executed notebook per experiment, findings.csv, report/")
     rp.add_argument("--executor", default="local", choices=["local", "slurm"], help="local processes or one Slurm job array (default: local)")
-    rp.add_argument("--jobs", type=int, default=1, metavar="N", help="local: experiments run at once (default: 1)")
-    rp.add_argument("--threads", type=int, default=None, metavar="N", help="intra-op threads per notebook (default: the CPUs divided by --jobs)")
+    rp.add_argument("--jobs", type=_count(1), default=1, metavar="N", help="local: experiments run at once (default: 1)")
+    rp.add_argument("--threads", type=_count(1), default=None, metavar="N", help="intra-op threads per notebook (default: the CPUs divided by --jobs)")
     rp.add_argument("--slurm-partition", metavar="NAME", help="Slurm partition")
-    rp.add_argument("--slurm-time", type=int, metavar="MINUTES", help="time limit of each job (default: 60)")
-    rp.add_argument("--slurm-gpus", type=int, metavar="N", help="GPUs per job")
-    rp.add_argument("--slurm-cpus", type=int, metavar="N", help="CPUs per job (default: --threads)")
-    rp.add_argument("--slurm-mem", type=int, metavar="GB", help="memory per job")
+    rp.add_argument("--slurm-time", type=_count(1, "minutes"), metavar="MINUTES", help="time limit of each job (default: 60)")
+    rp.add_argument("--slurm-gpus", type=_count(0), metavar="N", help="GPUs per job")
+    rp.add_argument("--slurm-cpus", type=_count(1), metavar="N", help="CPUs per job (default: --threads)")
+    rp.add_argument("--slurm-mem", type=_count(1, "gigabytes"), metavar="GB", help="memory per job")
     rp.add_argument("--slurm", action="append", default=[], metavar="KEY=VALUE", help="another Slurm option (account, qos, constraint, array_parallelism, ...); repeatable")
     rp.add_argument("--retry-failed", action="store_true", help="run the failed experiments again")
     rp.add_argument("--plan", action="store_true", help="show the plan (each experiment's state and folder); run and write nothing")
@@ -267,7 +313,7 @@ def build_parser(
     ve.add_argument("--dataset", choices=list_datasets(), help="a data set layout: " + ", ".join(list_datasets()))
     ve.add_argument("--root", metavar="DIR", help="the folder of the copy (with --dataset)")
     ve.add_argument("--official", action="store_true", help="also compare with the published class lists and counts")
-    ve.add_argument("--workers", type=int, default=None, metavar="N", help="decoding processes (default: the CPUs, at most 8)")
+    ve.add_argument("--workers", type=_count(0), default=None, metavar="N", help="decoding processes (default: the CPUs, at most 8)")
     return ap
 
 # %% ../nbs/90_cli.ipynb #fc917d66
@@ -284,7 +330,31 @@ def main(argv:list[str]|None=None) -> int:   # the exit status
     ap = build_parser(data="data" in argv)   # the data group's commands only when asked for: the rest stays light
     a = ap.parse_args(argv)
     from fewshot_nb.core import terminate_as_interrupt
-    with terminate_as_interrupt(): return _dispatch(ap, a)   # SIGTERM stops a run as Ctrl-C does: nothing half-written stays
+    with terminate_as_interrupt(): return _dispatch(ap, a)   # SIGTERM stops a run as Ctrl-C does: its cleanup runs, and the message says what is left
+
+# %% ../nbs/90_cli.ipynb #af1d9f74
+def _snapshot(a) -> tuple:
+    "The folder the command `a` writes (evaluate's --out, experiments copy's DEST, or None), whether it exists and its entries now."
+    d = getattr(a, "out", None) if a.group == "evaluate" else getattr(a, "dest", None) if a.group == "experiments" else None
+    if d is None or not str(d).strip(): return None, False, set()
+    d = Path(d).expanduser()
+    try: return d, d.exists(), set(os.listdir(d)) if d.is_dir() else set()
+    except OSError: return d, d.exists(), set()
+
+def _aftermath(a, snap:tuple, quiet:bool=False) -> str:
+    "What a failed or interrupted command left behind, looked at rather than assumed, as its message ends ('' if `quiet` and nothing)."
+    d, existed, before = snap
+    if a.group == "reproduce":
+        return "" if quiet else ("the experiments that finished are kept; an unfinished one's partial files go when it runs again "
+                                 "(its folder under --out)")
+    if d is None: return "" if quiet else "nothing half-written was kept (each file is written whole, then renamed into place)"
+    try: new = sorted(set(os.listdir(d)) - before - {".lock"}) if d.is_dir() else []
+    except OSError as e: return f"what it left in {d} cannot be read ({e.strerror}): look there before running it again"
+    if new:
+        return (f"it left {', '.join(new[:4])}{' ...' if len(new) > 4 else ''} in {d}, which could not be removed: delete "
+                f"{'it' if len(new) == 1 else 'them'} (a staging folder left there is also removed by the next run into {d})")
+    if quiet: return ""
+    return f"nothing of it was kept in {d}" + (" (nor the folder, which it had made)" if not existed and not d.exists() else "")
 
 # %% ../nbs/90_cli.ipynb #d3f3355f
 def _dispatch(ap, a) -> int:   # the exit status
@@ -293,6 +363,7 @@ def _dispatch(ap, a) -> int:   # the exit status
     from fewshot_nb.sweep import tidy_on_failure
     if a.group is None: ap.print_help(); return 0
     if a.group not in ("evaluate", "reproduce") and a.cmd is None: ap.groups[a.group].print_help(); return 0
+    snap = _snapshot(a)   # the folder the command writes, as it is now: a failure's message says what changed
     try:
         if a.group == "evaluate": return run_evaluate(a)   # staged: a failed run leaves --out as it was
         if a.group == "reproduce":                          # a command that fails leaves no empty folder it made for --out
@@ -300,6 +371,9 @@ def _dispatch(ap, a) -> int:   # the exit status
         if a.group == "experiments" and a.cmd == "list":
             print(list_experiments()[["name", "title"]].to_string(index=False))
         elif a.group == "experiments":
+            from fewshot_nb.core import check_out_folder; from fewshot_nb.bench.experiment import experiments_dir
+            check_out_folder(a.dest, sorted(experiments_dir().glob("exp_*.ipynb"))[:1], what="dest", writes="the copies",
+                             example="fewshot-nb experiments copy experiments")   # never '' (the current folder), nor the notebooks' own
             with tidy_on_failure(a.dest): written = copy_experiments(a.dest, a.names or None, results=not a.no_results, force=a.force)
             nbs = [p for p in written if p.suffix == ".ipynb"]
             print(f"copied {len(nbs)} notebooks and {len(written) - len(nbs)} stored result files into {a.dest}. "
@@ -318,15 +392,16 @@ def _dispatch(ap, a) -> int:   # the exit status
         else:
             return verify_files(a.names)
     except (ValueError, TypeError, ImportError, FileExistsError, FileNotFoundError, NotADirectoryError, FolderBusy, MemoryError) as e:
-        print(f"fewshot-nb: {_cli_words(str(e))}", file=sys.stderr); return 2
+        left = _aftermath(a, snap, quiet=True)
+        print(f"fewshot-nb: {_cli_words(str(e))}" + (f" ({left})" if left else ""), file=sys.stderr); return 2
     except EOFError as e:     # a file that ends before its format says it should, found where no reader named it
         print(f"fewshot-nb: a file ended early ({e or 'no data left'}): it is truncated or empty; write or fetch it again", file=sys.stderr); return 2
     except BrokenPipeError:   # the reader went away (`fewshot-nb experiments list | head`): nothing more to say to it
         sys.stdout = open(os.devnull, "w"); return 141
     except KeyboardInterrupt:
-        print("fewshot-nb: interrupted; nothing half-written was kept (run the same command again to resume or redo it)", file=sys.stderr)
+        print(f"fewshot-nb: interrupted; {_aftermath(a, snap)} (run the same command again to resume or redo it)", file=sys.stderr)
         return 130
     except OSError as e:   # the system refused (permissions, a full disk, a folder given as a file): a failed run, said plainly
         where = f" ({e.filename})" if getattr(e, "filename", None) else ""
-        print(f"fewshot-nb: the system refused{where}: {e.strerror or e}; nothing half-written was kept", file=sys.stderr); return 1
+        print(f"fewshot-nb: the system refused{where}: {e.strerror or e}; {_aftermath(a, snap)}", file=sys.stderr); return 1
     return 0

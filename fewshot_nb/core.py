@@ -24,9 +24,10 @@ __all__ = ['UNIT_SUFFIXES', 'COLUMN_UNITS', 'logger', 'PAGE_WIDTH_PX', 'COMPLETE
            'package_versions', 'RunRecord', 'get_logger', 'verbose', 'set_progress', 'progress_enabled', 'progress',
            'available_cpus', 'experiment_setup', 'Registry', 'figure_fonts', 'page_fontsize', 'check_figure_fonts',
            'save_figure', 'exit_with_parent', 'worker_pool', 'terminate_as_interrupt', 'check_interrupt', 'cache_lock',
-           'file_sha256', 'run_files', 'write_completion', 'check_completion', 'FolderBusy', 'folder_lock',
-           'folder_locked', 'finished_run_problem', 'staged_run', 'UnsafeFileError', 'safe_torch_load',
-           'DamagedFileError', 'content_sha256', 'seal', 'check_seal', 'memory_limit', 'check_memory']
+           'file_sha256', 'run_files', 'inside_folder', 'write_completion', 'check_completion', 'FolderBusy',
+           'folder_lock', 'folder_locked', 'finished_run_problem', 'check_out_folder', 'staged_run', 'UnsafeFileError',
+           'safe_torch_load', 'DamagedFileError', 'content_sha256', 'seal', 'check_seal', 'memory_limit',
+           'check_memory']
 
 # %% ../nbs/00_core.ipynb #7c7137cd
 def seed_everything(
@@ -722,6 +723,8 @@ def cache_lock(
         yield path
         return
     lock_path.parent.mkdir(parents=True, exist_ok=True)
+    if lock_path.is_symlink():   # filelock 3 opens its file with O_TRUNC: through a link, it would empty the link's target
+        raise FileExistsError(f"{lock_path} is a symbolic link to {os.readlink(lock_path)}, not a lock file: remove it (nothing is written through a link)")
     try: lock = FileLock(lock_path, fallback_to_soft=False)   # filelock 4: flock or nothing, never a soft lock
     except TypeError: lock = FileLock(lock_path)               # filelock 3: flock only anyway
     if not _acquire(lock, path, timeout):
@@ -743,15 +746,34 @@ def file_sha256(path:str|Path, chunk:int=1<<20) -> str:
 
 # %% ../nbs/00_core.ipynb #ced28c6a
 def run_files(folder:str|Path) -> list[str]:
-    "The files of a run in `folder` (POSIX paths relative to it), sorted: every file but the completion record and dot-names."
+    "The files of a run in `folder` (POSIX paths relative to it), sorted: every regular file, dot-names included, but the completion record, the folder's `.lock` and the staging folders of `staged_run`."
     folder = Path(folder)
     if not folder.is_dir(): return []
     out = []
     for p in sorted(folder.rglob("*")):
         rel = p.relative_to(folder)
-        if p.is_file() and not p.is_symlink() and rel.as_posix() != COMPLETE and not any(s.startswith(".") for s in rel.parts):
+        if rel.parts[0] in (COMPLETE, ".lock") or re.fullmatch(r"\.staging-\d+", rel.parts[0]): continue   # bookkeeping, not the run's
+        if p.is_file() and not p.is_symlink() and not any(q.is_symlink() for q in p.parents if folder in q.parents):
             out.append(rel.as_posix())
     return out
+
+# %% ../nbs/00_core.ipynb #c0d1347f
+def inside_folder(
+    folder:str|Path,   # the folder `name` belongs to
+    name,              # a path taken from a record, a lock or a user, relative to `folder`
+) -> Path:             # `folder/name`
+    "`folder/name` when `name` is a relative path that stays inside `folder` and passes through no symbolic link; else ValueError saying why."
+    folder = Path(folder)
+    if not isinstance(name, str) or not name.strip() or "\0" in name: raise ValueError(f"{name!r} is not a file name")
+    p = Path(name)
+    if p.is_absolute(): raise ValueError(f"{name!r} is an absolute path, not one inside {folder}")
+    if ".." in p.parts: raise ValueError(f"{name!r} climbs out of {folder} ('..')")
+    if not p.parts: raise ValueError(f"{name!r} names {folder} itself, not a file inside it")
+    at = folder
+    for part in p.parts:   # no link on the way, nor at the end: a link's target may lie anywhere
+        at = at/part
+        if at.is_symlink(): raise ValueError(f"{name!r} goes through a symbolic link ({at.relative_to(folder).as_posix()} -> {os.readlink(at)})")
+    return at
 
 # %% ../nbs/00_core.ipynb #13e2b49a
 def write_completion(
@@ -762,7 +784,7 @@ def write_completion(
 ) -> Path:                    # the record's path
     "Write the completion record of a finished run, last and atomically: each file's size and SHA-256."
     folder = Path(folder)
-    files = run_files(folder) if files is None else [Path(f).as_posix() for f in files]
+    files = run_files(folder) if files is None else [inside_folder(folder, Path(f).as_posix()).relative_to(folder).as_posix() for f in files]
     rec = dict(format="fewshot_nb.complete", version=1, finished=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                **info, files={f: dict(bytes=(folder/f).stat().st_size, sha256=file_sha256(folder/f)) for f in files})
     return save_json(rec, Path(record_in or folder)/COMPLETE)
@@ -780,7 +802,9 @@ def check_completion(
         return [f"{COMPLETE} is not a completion record of fewshot_nb"]
     problems = []
     for f, want in rec["files"].items():
-        p = folder/f
+        try: p = inside_folder(folder, f)   # a name outside the folder (absolute, '..', a link) is a problem, and is not read
+        except ValueError as e: problems.append(f"{COMPLETE} lists {f!r}, which is not a file of this folder ({e}): not read"); continue
+        if not isinstance(want, dict): problems.append(f"{COMPLETE} gives {f} no size and SHA-256"); continue
         if not p.is_file(): problems.append(f"{f} is missing"); continue
         if p.stat().st_size != want.get("bytes") or file_sha256(p) != want.get("sha256"):
             problems.append(f"{f} has changed since the run finished (its SHA-256 differs from {COMPLETE})")
@@ -803,6 +827,21 @@ def _holder(lock_path:Path) -> str:
     if not h: return "another process"
     return f"process {h.get('pid')} on {h.get('host')} ({h.get('command') or 'no command recorded'}), since {h.get('started')}"
 
+# %% ../nbs/00_core.ipynb #3e7a67a0
+def _open_lock(path:Path) -> int:
+    "A descriptor of the lock file `path` (made if missing), opened for writing only if it is a regular file, never through a link."
+    import stat
+    kind = lambda: (f"a symbolic link to {os.readlink(path)}" if path.is_symlink() else "a folder" if path.is_dir() else "not a regular file")
+    try: fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError as e:
+        if path.is_symlink() or path.is_dir() or e.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
+            raise FileExistsError(f"{path} is {kind()}, not the lock file fewshot_nb makes: nothing is written through it; remove it, then run again") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):   # a pipe or a device: opened without blocking, then refused
+        os.close(fd)
+        raise FileExistsError(f"{path} is {kind()}, not the lock file fewshot_nb makes: nothing is written to it; remove it, then run again")
+    return fd
+
 # %% ../nbs/00_core.ipynb #077a39fd
 @contextlib.contextmanager
 def folder_lock(
@@ -816,7 +855,7 @@ def folder_lock(
     folder.mkdir(parents=True, exist_ok=True)
     path = folder/".lock"
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = _open_lock(path)
         try: fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except BlockingIOError:
             os.close(fd)
@@ -841,7 +880,7 @@ def folder_lock(
 def folder_locked(folder:str|Path) -> bool:
     "Whether a process holds `folder_lock` on `folder` now (a lock whose holder died is free: the system released it)."
     import fcntl
-    try: fd = os.open(Path(folder)/".lock", os.O_RDWR)
+    try: fd = os.open(Path(folder)/".lock", os.O_RDWR | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))   # never through a link
     except OSError: return False
     try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); return False
     except BlockingIOError: return True
@@ -867,6 +906,52 @@ def finished_run_problem(
                 "or replace it with force=True")
     return None
 
+# %% ../nbs/00_core.ipynb #0f39619f
+def check_out_folder(
+    out:str|Path|None,         # the folder a command was asked to write its files to (None: none given)
+    inputs=(),                 # files the command reads (None skipped): `out` may not be the folder one of them lies in
+    what:str="--out",          # the option or parameter, as messages name it: '--out', 'out', 'out_dir', 'dest'
+    within:dict|None=None,     # {what it is: folder}: folders `out` may neither be nor lie inside (e.g. the notebooks a command runs)
+    writes:str="the run",      # what goes into `out`, as messages say it
+    names:tuple=(),            # fixed names of the files it writes there, for messages (e.g. ('results.csv', 'run.json'))
+    example:str|None=None,     # a good value, as the user writes it (default: `what` with runs/mine)
+) -> Path:                     # `out` as a Path, `~` expanded
+    "Refuse (`ValueError`: what is wrong, and what to give instead) an output folder the user did not mean: empty or blank, an input's folder, or one inside a folder the command must leave alone."
+    if out is not None and (isinstance(out, bytes) or not isinstance(out, (str, os.PathLike))):   # (a ValueError: a command line's usage error)
+        raise ValueError(f"{what} must be a folder, as a str or a Path, got {out!r} ({type(out).__name__})")
+    text = "" if out is None else os.fspath(out)   # None: no folder given (a sweep file's bare `out_dir:`)
+    eg = lambda v: f"{what} {v}" if what.startswith("-") else f"{what}={str(v)!r}"
+    if not text.strip():   # Path('') is Path('.'): the current folder, which the user did not name
+        raise ValueError(f"{what} is {'empty' if not text else f'blank ({text!r})'}: give the folder to write {writes} to, "
+                         f"e.g. {example or eg('runs/mine')}")
+    o = Path(text).expanduser(); r = o.resolve()
+    files = f" ({', '.join(names)}, ...)" if names else ""
+    for f in (Path(f).expanduser() for f in inputs if f is not None):
+        if r in (Path(os.path.abspath(f)).parent.resolve(), f.resolve().parent):   # its folder, and that of the file a link names
+            raise ValueError(f"{what} {text} is the folder of the input {f.name}: the files of {writes}{files} would be written beside "
+                             f"it, replacing any of the same name; give {writes} a folder of its own, e.g. {example or eg(o/'run')}")
+    for name, d in (within or {}).items():
+        d = Path(d).expanduser().resolve()
+        if r == d or d in r.parents:
+            raise ValueError(f"{what} {text} is {'' if r == d else 'inside '}{name}, {d}: the files of {writes}{files} would be "
+                             + ("written among its own, replacing any of the same name" if r == d else "mixed into it")
+                             + f"; give a folder outside {d}")
+    return o
+
+# %% ../nbs/00_core.ipynb #d9548087
+def _clear_staging(out:Path) -> list[str]:
+    "Remove the staging folders of `staged_run` left in `out` by runs that died mid-way; called under the folder's lock, so none of their writers is alive."
+    gone = []
+    for p in sorted(out.glob(".staging-*")):
+        if not re.fullmatch(r"\.staging-\d+", p.name): continue
+        try:
+            if p.is_symlink() or not p.is_dir(): p.unlink()   # a link goes, never what it points to
+            else: shutil.rmtree(p)
+            gone.append(p.name)
+        except OSError as e: _log.warning(f"cannot remove {p}, the staging folder of a run that died ({e}): remove it by hand")
+    if gone: _log.info(f"{out}: removed {', '.join(gone)}, left by runs that died before they finished")
+    return gone
+
 # %% ../nbs/00_core.ipynb #22b2fd5b
 @contextlib.contextmanager
 def staged_run(
@@ -880,19 +965,25 @@ def staged_run(
     "Context manager: write a run into `out` whole or not at all, as its only writer, ending with `complete.json`."
     out = Path(out).expanduser().absolute()
     with folder_lock(out, wait=wait, command=command):   # which also removes the folders it made for `out`, if left empty
+        _clear_staging(out)   # what runs killed mid-way left (SIGKILL, a node's end): holding the lock, none of them is alive
         if why := finished_run_problem(out, force, legacy): raise FileExistsError(why)
         stage = out/f".staging-{os.getpid()}"
-        if stage.exists(): shutil.rmtree(stage)   # a staging folder of an earlier process with this pid: dead, its lock gone
         stage.mkdir()
         try:
             yield stage
             files = run_files(stage)
             write_completion(stage, files, **info)                 # hashed in the staging folder, before anything moves
+            for d in sorted({Path(f).parent.as_posix() for f in files} - {"."}):   # nothing lands through a link in `out`
+                try: inside_folder(out, d)
+                except ValueError as e: raise ValueError(f"{out}: the run's {d}/ cannot be written there: {e}; remove the link (nothing is written through one)") from None
             if force:                                              # the earlier run goes first: nothing of it stays beside the new one
                 try: old = dict(json.loads((out/COMPLETE).read_text()).get("files", {}))
                 except (OSError, ValueError, AttributeError, TypeError): old = {}   # no record, or a damaged one: its files unknown
                 for f in [*old, *legacy]:
-                    with contextlib.suppress(FileNotFoundError, IsADirectoryError): (out/f).unlink()
+                    try: p = inside_folder(out, f)   # only names inside `out`, through no link: a record is data, not orders
+                    except ValueError as e:
+                        _log.warning(f"{out}/{COMPLETE} of the earlier run lists {f!r}, not a file of {out} ({e}): left alone"); continue
+                    with contextlib.suppress(FileNotFoundError, IsADirectoryError): p.unlink()
             (out/COMPLETE).unlink(missing_ok=True)                 # no record while the files change
             for f in files:
                 (out/f).parent.mkdir(parents=True, exist_ok=True)
@@ -980,8 +1071,10 @@ def check_seal(
 def memory_limit() -> int:
     "Bytes this run may allocate: FEWSHOT_MAX_MEMORY_GB if set, else the memory the system has available now (Linux), else 2**63."
     if v := os.environ.get("FEWSHOT_MAX_MEMORY_GB"):
-        try: return int(float(v) * 2**30)
-        except ValueError: raise ValueError(f"FEWSHOT_MAX_MEMORY_GB must be a number of gigabytes, got {v!r}") from None
+        try: gb = float(v)
+        except ValueError: gb = float("nan")
+        if not (gb > 0 and np.isfinite(gb)): raise ValueError(f"FEWSHOT_MAX_MEMORY_GB must be a number of gigabytes > 0, got {v!r}")
+        return int(gb * 2**30)
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemAvailable:"): return int(line.split()[1]) * 1024

@@ -15,8 +15,8 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 # %% auto #0
-__all__ = ['accuracy', 'fmt_ci', 'fmt', 'fmt_interval', 'CI', 'mean_ci', 'Paired', 'paired_comparison', 'holm', 'difference_ci',
-           'Ratio', 'ratio_ci', 'summarise']
+__all__ = ['TIE_RTOL', 'accuracy', 'check_scores', 'fmt_ci', 'fmt', 'fmt_interval', 'CI', 'mean_ci', 'Paired',
+           'paired_comparison', 'holm', 'difference_ci', 'Ratio', 'ratio_ci', 'summarise']
 
 # %% ../nbs/01_metrics.ipynb #968aa18e
 def _np(x) -> np.ndarray:
@@ -64,6 +64,32 @@ def accuracy(
                              f"(first in task {int(np.flatnonzero(bad.any(1))[0])})")
         preds = scores.argmax(-1)
     return ((preds == labels) & mask).sum(1) / n
+
+# %% ../nbs/01_metrics.ipynb #2efc8edf
+TIE_RTOL = 1e-4   # scores of one query within this fraction of their largest magnitude are a tie (iterative methods spread a tie by rounding)
+
+def check_scores(
+    scores,                 # (n_tasks, n_query, n_way) probabilities or logits of one method
+    mask=None,              # (n_tasks, n_query) bool, True for real queries; None if every query is real
+    what:str="the method",  # who gave the scores, as the message names it (e.g. the method's name)
+) -> None:
+    "Refuse scores that are no result: NaN or inf for a real query, or one score for every class of every real query (all ties)."
+    s = _np(scores)
+    if s.ndim != 3: raise ValueError(f"{what}: scores must have shape (n_tasks, n_query, n_way), got {s.shape}")
+    m = np.ones(s.shape[:2], dtype=bool) if mask is None else _np(mask).astype(bool)
+    if m.shape != s.shape[:2]: raise ValueError(f"{what}: mask shape {m.shape} does not match the scores' {s.shape[:2]}")
+    real = s[m]                                          # (real queries, n_way)
+    if not real.size: return
+    if (bad := ~np.isfinite(real).all(-1)).any():
+        kinds = " and ".join(k for k, f in (("NaN", np.isnan), ("inf", np.isinf)) if f(real[bad]).any())
+        raise ValueError(f"{what} gave {kinds} scores for {int(bad.sum())} of its {len(real)} queries: it diverged, or its features "
+                         "overflow float32 in its computations; no accuracy is computed from them")
+    spread, scale = real.max(-1) - real.min(-1), np.abs(real).max(-1)
+    if real.shape[-1] > 1 and (spread <= TIE_RTOL * scale).all():   # rounding can split a tie by a few units in the last place
+        raise ValueError(f"{what} gave every class the same score for every one of its {len(real)} queries (all ties): the arg max "
+                         "would pick class 0 each time, a chance-level accuracy that says nothing of the method. Its features carry "
+                         "no information: all equal, all zero, or so large (or small) that their squares overflow (underflow) float32; "
+                         "check them (fewshot_nb.data.feature_files.check_magnitude)")
 
 # %% ../nbs/01_metrics.ipynb #df09979b
 def fmt_ci(

@@ -77,7 +77,7 @@ def _coerce(v, tp):
         raise _Mismatch("")
     if origin in (typing.Union, types.UnionType):
         if v is None and type(None) in args: return None
-        alts = [a for a in args if a is not type(None)]
+        alts, hints = [a for a in args if a is not type(None)], []
         if isinstance(v, str):   # a YAML list or dict for a union that allows one, before trying `str`
             for a in alts:
                 kind = typing.get_origin(a) or a
@@ -86,8 +86,8 @@ def _coerce(v, tp):
                     except _Mismatch: pass
         for a in alts:
             try: return _coerce(v, a)
-            except _Mismatch: pass
-        raise _Mismatch("")
+            except _Mismatch as e: hints.append(str(e))
+        raise _Mismatch(next((h for h in hints if h), ""))   # why the closest alternative refused it (a float that is not finite)
     if tp is bool:
         if isinstance(v, bool): return v
         raise _Mismatch("")
@@ -95,7 +95,9 @@ def _coerce(v, tp):
         if isinstance(v, numbers.Integral) and not isinstance(v, bool): return int(v)
         raise _Mismatch("")
     if tp is float:
-        if isinstance(v, numbers.Real) and not isinstance(v, bool): return float(v)
+        if isinstance(v, numbers.Real) and not isinstance(v, bool):
+            if not math.isfinite(v): raise _Mismatch("a float parameter takes a finite number; nan and inf are refused")
+            return float(v)
         raise _Mismatch("")
     if tp is list or origin is list:
         if isinstance(v, str): v = _from_yaml(v, list)
@@ -155,7 +157,8 @@ class Constraint:
             if isinstance(value, (list, tuple)) and len(set(map(repr, value))) != len(value):
                 return f"must have distinct items, got {value!r} (repeated: {sorted({repr(v) for v in value if value.count(v) > 1})})"
             return None
-        if self.kind == "not empty":
+        if self.kind == "not empty":   # a string of spaces is empty too: `-p out_dir "  "` names no folder
+            if isinstance(value, str) and value and not value.strip(): return f"must not be blank (only spaces), got {value!r}"
             return f"must not be empty, got {value!r}" if hasattr(value, "__len__") and len(value) == 0 else None
         if self.kind.startswith("items "):
             n, short = (len(value), self.kind == "items at least") if hasattr(value, "__len__") else (None, False)

@@ -15,15 +15,15 @@ import numpy as np
 import pandas as pd
 import yaml
 from .core import (atomic_write, save_json, save_csv, config_hash, worker_pool, progress as _core_progress, folder_lock, folder_locked, FolderBusy,
-                             file_sha256, run_files, get_logger, terminate_as_interrupt)
+                             file_sha256, run_files, get_logger, terminate_as_interrupt, check_out_folder, inside_folder)
 from .params import check_value, parameter_comments, parse_constraints
 _log = get_logger("sweep")
 
 # %% auto #0
-__all__ = ['DISTRIBUTIONS', 'RECORD', 'RUNNING', 'ERROR', 'OUTPUT', 'THREAD_VARS', 'SLURM_OPTIONS', 'sample_value',
-           'notebook_digest', 'Sweep', 'notebook_parameters', 'check_points', 'tidy_on_failure', 'run_point',
-           'record_complete', 'record_problems', 'point_state', 'sweep_status', 'status_counts', 'run_sweep',
-           'run_points', 'collect', 'main']
+__all__ = ['DISTRIBUTIONS', 'RECORD', 'RUNNING', 'ERROR', 'OUTPUT', 'THREAD_VARS', 'SLURM_OPTIONS', 'SLURM_COUNTS',
+           'sample_value', 'notebook_digest', 'Sweep', 'notebook_parameters', 'check_points', 'tidy_on_failure',
+           'run_point', 'record_complete', 'record_problems', 'point_state', 'sweep_status', 'status_counts',
+           'run_sweep', 'run_points', 'collect', 'main']
 
 # %% ../nbs/70_sweep.ipynb #2ea1c1a5
 DISTRIBUTIONS = {   # name -> what its argument is
@@ -41,12 +41,12 @@ def _check_spec(name, spec):
     if kind == "choice":
         if not isinstance(arg, (list, tuple)) or not arg: raise ValueError(f"search[{name!r}]: 'choice' takes a non-empty list, got {arg!r}")
         return kind, list(arg)
-    ok = isinstance(arg, (list, tuple)) and len(arg) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in arg)
+    ok = isinstance(arg, (list, tuple)) and len(arg) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) for v in arg)
     if kind == "normal":
-        if not ok or not arg[1] > 0: raise ValueError(f"search[{name!r}]: 'normal' takes {DISTRIBUTIONS[kind]}, got {arg!r}")
+        if not ok or not arg[1] > 0: raise ValueError(f"search[{name!r}]: 'normal' takes {DISTRIBUTIONS[kind]}, finite numbers, got {arg!r}")
         return kind, (arg[0], arg[1])
     if not ok or not arg[0] < arg[1] or (kind.startswith("log") and arg[0] <= 0):
-        raise ValueError(f"search[{name!r}]: {kind!r} takes {DISTRIBUTIONS[kind]} with low < high, got {arg!r}")
+        raise ValueError(f"search[{name!r}]: {kind!r} takes {DISTRIBUTIONS[kind]} with low < high, finite numbers, got {arg!r}")
     return kind, (arg[0], arg[1])
 
 # %% ../nbs/70_sweep.ipynb #c6beb2fe
@@ -92,6 +92,8 @@ class Sweep:
     results: list = field(default_factory=lambda: ["results.csv"])  # tidy CSVs of a run (in its output folder) that `collect` gathers
 
     def __post_init__(self):
+        check_out_folder(self.out_dir, inputs=[self.notebook], what="out_dir", writes="the sweep", names=("sweep.yaml", "points/", "collected_*.csv"),
+                         example="out_dir: runs/sweeps/mine")   # never the current folder unasked, nor the notebook's own
         for name in ("grid", "search", "fixed"):
             if not isinstance(getattr(self, name), dict): raise ValueError(f"{name} must be a mapping of parameter -> values, got {getattr(self, name)!r}")
         for k, v in self.grid.items():
@@ -321,6 +323,7 @@ def _run_claimed(point, folder, anchor, old, threads, cwd, log_output) -> dict:
     "`run_point` under the point's lock."
     if record_complete(folder): return dict(name=point["name"], status="done", seconds=0.0)   # finished by another process meanwhile
     for f in (RECORD, ERROR): (folder/f).unlink(missing_ok=True)
+    if (folder/OUTPUT).is_symlink(): (folder/OUTPUT).unlink()   # a link in its place goes (never followed): the run writes its own folder
     shutil.rmtree(folder/OUTPUT, ignore_errors=True)   # what an earlier, unfinished attempt left: nothing of it stays beside the new run
     job = os.environ.get("SLURM_ARRAY_JOB_ID") and f"{os.environ['SLURM_ARRAY_JOB_ID']}_{os.environ.get('SLURM_ARRAY_TASK_ID')}" or os.environ.get("SLURM_JOB_ID")
     save_json(dict(host=socket.gethostname(), pid=os.getpid(), pid_started=_start_time(os.getpid()), job_id=job, started=_now()), folder/RUNNING)
@@ -337,6 +340,9 @@ def _run_claimed(point, folder, anchor, old, threads, cwd, log_output) -> dict:
                             config=Config({"KernelManager": {"transport": "ipc", "ip": f"{sockets}/kernel"}}))
         missing = [r for r in point["results"] if not (folder/OUTPUT/r).is_file()]
         if missing: raise FileNotFoundError(f"the run finished but wrote no {', '.join(missing)} in its output folder: is `results` right?")
+        if odd := [p.relative_to(folder).as_posix() for p in sorted((folder/OUTPUT).rglob("*")) if p.is_symlink() or not (p.is_file() or p.is_dir())]:
+            raise ValueError(f"the run made {', '.join(odd[:3])}{' ...' if len(odd) > 3 else ''}: a symbolic link or a special file, which its "
+                             "record cannot cover (a link's target lies outside it); write the file itself")   # everything a finished point keeps is in its record
         save_json(dict(name=point["name"], status="done", params=point["params"], notebook_digest=point["notebook_digest"],
                        host=socket.gethostname(), job_id=job, threads=threads, finished=_now(), seconds=round(time.time() - t0, 1),
                        files=_files(folder/OUTPUT)), folder/RECORD)
@@ -373,7 +379,8 @@ def record_problems(
     if rec.get("status") != "done" or not isinstance(rec.get("files"), dict): return [f"{RECORD} does not say 'done'"]
     problems = []
     for f, want in rec["files"].items():
-        p = folder/OUTPUT/f
+        try: p = inside_folder(folder/OUTPUT, f)   # a name outside out/ (absolute, '..', a link) is a problem, and is not read
+        except ValueError as e: problems.append(f"{RECORD} lists {f!r}, which is not a file of {OUTPUT}/ ({e}): not read"); continue
         if not isinstance(want, dict) or "sha256" not in want: return [f"{RECORD} lists sizes only (an earlier version): the files cannot be checked"]
         if not p.is_file(): problems.append(f"{OUTPUT}/{f} is missing")
         elif p.stat().st_size != want.get("bytes") or file_sha256(p) != want["sha256"]:
@@ -450,6 +457,20 @@ def _progress(total, initial, desc, show):
     "The sweep's bar: `core.progress` (text on stderr, one switch), refreshed at most every second (a run takes longer)."
     return _core_progress(total, initial=initial, desc=desc, unit="run", show=show, mininterval=1.0)
 
+# %% ../nbs/70_sweep.ipynb #f4c1838b
+SLURM_COUNTS = {"gpus_per_node": 0, "cpus_per_task": 1, "timeout_min": 1, "array_parallelism": 1}   # Slurm options that are counts: their least value
+
+def _check_executor(workers, threads, slurm:dict) -> None:
+    "Refuse executor settings that mean nothing, before anything runs: workers or threads below 1, a Slurm count below its least value, a memory that is not a positive finite number."
+    def count(name, v, lo):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo: raise ValueError(f"{name} must be >= {lo}, got {v!r}")
+    count("workers", workers, 1)
+    if threads is not None: count("threads", threads, 1)
+    for k, lo in SLURM_COUNTS.items():
+        if k in slurm: count(f"the Slurm option {k}", slurm[k], lo)
+    if "mem_gb" in slurm and (isinstance(m := slurm["mem_gb"], bool) or not isinstance(m, (int, float)) or not (m > 0 and np.isfinite(m))):
+        raise ValueError(f"the Slurm option mem_gb must be a number of gigabytes > 0, got {m!r}")
+
 # %% ../nbs/70_sweep.ipynb #bee36d1a
 def run_sweep(
     sweep:Sweep|str|Path,     # a `Sweep`, or the path of its YAML file
@@ -473,8 +494,8 @@ def run_sweep(
     if executor not in ("local", "slurm"): raise ValueError(f"executor must be 'local' or 'slurm', got {executor!r}")
     workers = workers if workers is not None else conf.get("workers", 2)   # (0 is refused below, not read as "the default")
     threads = threads if threads is not None else conf.get("threads", 1)
-    if workers < 1: raise ValueError(f"workers must be >= 1, got {workers}")
     slurm = {**(conf.get("slurm") or {}), **(slurm or {})}
+    _check_executor(workers, threads, slurm)   # before anything is written
     if unknown := [k for k in slurm if k not in SLURM_OPTIONS]: raise ValueError(f"unknown Slurm option{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}; choose from {', '.join(SLURM_OPTIONS)}")
     sweep.check_notebook()
     points = check_points(sweep.points())   # every point's values, before a folder is made or a job started
@@ -503,7 +524,7 @@ def run_points(
 ):
     "Run the given points with one executor, whatever sweeps they come from: what `run_sweep` does with the unfinished points of one sweep."
     if executor not in ("local", "slurm"): raise ValueError(f"executor must be 'local' or 'slurm', got {executor!r}")
-    if workers < 1: raise ValueError(f"workers must be >= 1, got {workers}")
+    _check_executor(workers, threads, slurm or {})
     if unknown := [k for k in (slurm or {}) if k not in SLURM_OPTIONS]: raise ValueError(f"unknown Slurm option{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}; choose from {', '.join(SLURM_OPTIONS)}")
     check_points(todo)   # every point's values, before anything is started or written
     bar = bar if bar is not None else _progress(len(todo), 0, "points", False)

@@ -89,6 +89,17 @@ def test_a_given_value_wins_over_the_preset(in_nbs):
         kernel(nb, "# Parameters\npreset = 'huge'\n")
 
 
+@pytest.mark.parametrize("nb", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
+def test_an_empty_out_dir_is_refused(nb, in_nbs):
+    "`-p out_dir ''` (or spaces) names no folder (`Path('')` is the current one): refused by the parameters check, before any work (issue 53)."
+    params, _, _ = _cells(nb)
+    assert [r.kind for r in parse_constraints(parameter_comments(params)["out_dir"])] == ["not empty"], f"{nb.name}: out_dir is not [not empty]"
+    with pytest.raises(ValueError, match="parameter 'out_dir' must not be empty, got ''"):
+        kernel(nb, "# Parameters\nout_dir = ''\n")
+    with pytest.raises(ValueError, match=r"parameter 'out_dir' must not be blank \(only spaces\), got '  '"):
+        kernel(nb, "# Parameters\npreset = 'smoke'\nout_dir = '  '\n")
+
+
 def _table_call(nb:Path) -> ast.Call:
     "The `preset_table(...)` call of the notebook's presets section."
     _, _, rest = _cells(nb)

@@ -14,8 +14,9 @@ wrong, recovered, or resumed) and nothing was lost, duplicated, left behind or l
 papermill parameters of an experiment notebook, sweep specifications, data files, feature files of `fewshot-nb
 evaluate`, checkpoints, the command lines, killed and interrupted runs, two processes racing for one cache entry or one
 output folder, same-size corruption (completion records and sealed checkpoints), full disks and read-only folders (real
-ones, in a private mount namespace, where the machine allows one), huge declared sizes and paths that leave a data set's
-folder; three of them run a notebook with papermill, the others call the library in this process or in small interpreters.
+ones, in a private mount namespace, where the machine allows one), huge declared sizes, paths that leave a data set's
+folder, and output folders nobody asked for (an empty `--out`, an input's folder, the notebooks' folder); four of them run
+a notebook with papermill, the others call the library in this process or in small interpreters.
 
 Every case works in a scratch folder of its own (FEWSHOT_CACHE points there too); the data files it corrupts are
 copies, and the shared data folder (FEWSHOT_DATA) is checked to be unchanged after every case.
@@ -1034,6 +1035,531 @@ def _(c):
     c.cli(fewshot_nb_main(), ["data", "verify", "--dataset", "mini_imagenet", "--root", root, "--workers", "0"], 1,
           "lie outside the folder of the copy")
     c.happened = "reported, nothing read outside the copy: the split file must list paths relative to its folder; exit 1"
+
+
+# == outputs only where the user asked (issue 53): an empty --out, an input's folder, the notebooks' folder =========
+def wrote_nothing(c:Case, where:str="the current folder (the case's folder)", but:tuple=()):
+    "Nothing new under the case's folder (the current folder, and the notebooks' and inputs' folders in it) since the baseline."
+    new = sorted(p for p in set(state(c.dir)) - set(c._base) if p not in but)
+    c.expect(not new, f"wrote {', '.join(new[:5])}{' ...' if len(new) > 5 else ''} in {where}")
+
+
+def evaluate_out_refused(c:Case, features:Path, out:str, contains:str, *extra):
+    "`fewshot-nb evaluate` with this --out, run in the case's folder: exit 2 saying `contains`, nothing written anywhere in it."
+    c.baseline()
+    c.cli(fewshot_nb_main(), ["evaluate", features, *EVAL, "--out", out, *extra], 2, contains)
+    wrote_nothing(c)
+    c.happened = "exit 2 before any work; nothing written in the current folder or beside the inputs"
+
+
+@case("outputs", "`evaluate --out ''` (an empty --out: the current folder, unasked)")
+def _(c):
+    (c.dir/"data").mkdir()
+    evaluate_out_refused(c, features_file(c.dir/"data"/"feats.npz"), "", "--out is empty: give the folder to write the run to, e.g. --out runs/mine")
+
+@case("outputs", "`evaluate --out '  '` (a blank --out)")
+def _(c):
+    (c.dir/"data").mkdir()
+    evaluate_out_refused(c, features_file(c.dir/"data"/"feats.npz"), "  ", "--out is blank ('  '): give the folder to write the run to")
+
+@case("outputs", "`evaluate feats.npz --out .`: --out is the features file's folder")
+def _(c):
+    features_file(c.dir/"feats.npz")
+    evaluate_out_refused(c, Path("feats.npz"), ".", "--out . is the folder of the input feats.npz")
+
+@case("outputs", "`evaluate --out` the folder of the --base file")
+def _(c):
+    for d in ("test", "base"): (c.dir/d).mkdir()
+    feats, base = features_file(c.dir/"test"/"feats.npz"), features_file(c.dir/"base"/"base.npz")
+    evaluate_out_refused(c, feats, str(c.dir/"base"), "is the folder of the input base.npz", "--base", base)
+
+@case("outputs", "`evaluate_features(..., out='')` from Python")
+def _(c):
+    from fewshot_nb.bench import evaluate_features
+    (c.dir/"data").mkdir(); feats = features_file(c.dir/"data"/"feats.npz")
+    c.baseline()
+    c.refused(evaluate_features, feats, "protonet", shots=(1,), n_query=2, n_tasks=5, device="cpu", out="",
+              contains="out is empty: give the folder to write the run to, e.g. out='runs/mine'")
+    wrote_nothing(c)
+    c.happened = "ValueError before any work; nothing written in the current folder"
+
+@case("outputs", "`evaluate_features(feats, out=<its folder>)` from Python")
+def _(c):
+    from fewshot_nb.bench import evaluate_features
+    feats = features_file(c.dir/"feats.npz")
+    c.baseline()
+    c.refused(evaluate_features, feats, "protonet", shots=(1,), n_query=2, n_tasks=5, device="cpu", out=c.dir,
+              contains="is the folder of the input feats.npz")
+    wrote_nothing(c)
+    c.happened = "ValueError before any work; nothing written beside the features"
+
+
+def copied_notebooks(c:Case) -> Path:
+    "`fewshot-nb experiments copy DIR exp_lake_runs` (exit 0): the user's copy of a notebook, in the case's folder."
+    c.cli(fewshot_nb_main(), ["experiments", "copy", c.dir/"mine", "exp_lake_runs", "--no-results"], 0, "copied 1 notebooks")
+    return c.dir/"mine"
+
+@case("outputs", "`reproduce --notebooks DIR --out DIR` (the executed copy would replace the notebook)")
+def _(c):
+    nbs = copied_notebooks(c)
+    c.baseline()
+    c.cli(fewshot_nb_main(), ["reproduce", "exp_lake_runs", "--preset", "smoke", "--notebooks", nbs, "--out", nbs], 2,
+          "is the folder of the experiment notebooks (--notebooks)")
+    wrote_nothing(c, "the notebooks' folder")
+    c.happened = "exit 2 before any run; the source notebook kept as it was, nothing written beside it"
+
+@case("outputs", "`reproduce --out` inside the --notebooks folder")
+def _(c):
+    nbs = copied_notebooks(c)
+    c.baseline()
+    c.cli(fewshot_nb_main(), ["reproduce", "exp_lake_runs", "--preset", "smoke", "--notebooks", nbs, "--out", nbs/"runs"], 2,
+          "is inside the folder of the experiment notebooks (--notebooks)")
+    wrote_nothing(c, "the notebooks' folder")
+    c.happened = "exit 2 before any run; nothing written in the notebooks' folder"
+
+@case("outputs", "`reproduce --out ''`")
+def _(c):
+    nbs = copied_notebooks(c)
+    c.baseline()
+    c.cli(fewshot_nb_main(), ["reproduce", "exp_lake_runs", "--preset", "smoke", "--notebooks", nbs, "--out", ""], 2,
+          "--out is empty: give the folder to write the reproduction to")
+    wrote_nothing(c)
+    c.happened = "exit 2 before any run; nothing written in the current folder"
+
+@case("outputs", "`experiments copy ''` (an empty DEST)")
+def _(c):
+    c.baseline()
+    c.cli(fewshot_nb_main(), ["experiments", "copy", "", "exp_lake_runs"], 2, "dest is empty: give the folder to write the copies to")
+    wrote_nothing(c)
+    c.happened = "exit 2; nothing copied into the current folder"
+
+@case("outputs", "`experiments copy --force` into the notebooks' own folder")
+def _(c):
+    from unittest import mock
+    nbs = copied_notebooks(c)   # stands in for the installed notebooks: the command copies from it
+    c.baseline()
+    with mock.patch("fewshot_nb.bench.experiment.experiments_dir", lambda: nbs):
+        c.cli(fewshot_nb_main(), ["experiments", "copy", nbs, "exp_lake_runs", "--force"], 2, "is the folder of the input exp_lake_runs.ipynb")
+    wrote_nothing(c, "the notebooks' folder")
+    c.happened = "exit 2; the notebooks not copied over themselves"
+
+
+def sweep_out_refused(c:Case, text:str, contains:str):
+    from fewshot_nb.sweep import main
+    (c.dir/"sweep.yaml").write_text(text)
+    c.baseline()
+    c.cli(main, ["run", "sweep.yaml", "--no-progress"], 2, contains)
+    wrote_nothing(c)
+    c.happened = "fewshot-sweep run: exit 2 before any point; nothing written in the current folder"
+
+@case("outputs", "sweep file with `out_dir: ''`")
+def _(c): sweep_out_refused(c, f"notebook: {NBS/'exp_lake_runs.ipynb'}\nout_dir: ''\ngrid: {{n_way: [5]}}\n",
+                            "out_dir is empty: give the folder to write the sweep to, e.g. out_dir: runs/sweeps/mine")
+
+@case("outputs", "sweep file with a bare `out_dir:` (null)")
+def _(c): sweep_out_refused(c, f"notebook: {NBS/'exp_lake_runs.ipynb'}\nout_dir:\ngrid: {{n_way: [5]}}\n", "out_dir is empty")
+
+@case("outputs", "sweep file whose out_dir is its notebook's folder")
+def _(c):
+    toy_notebook(c.dir/"exp_toy.ipynb")
+    sweep_out_refused(c, "notebook: exp_toy.ipynb\nout_dir: .\ngrid: {a: [1, 2]}\n", "out_dir . is the folder of the input exp_toy.ipynb")
+
+@case("outputs", "every experiment notebook: papermill's `-p out_dir ''` and `-p out_dir '  '`")
+def _(c):
+    c.baseline()
+    said = []
+    for nb in sorted(NBS.glob("exp_*.ipynb")):
+        cells = json.loads(nb.read_text())["cells"]
+        i = next(k for k, x in enumerate(cells) if "parameters" in x.get("metadata", {}).get("tags", []))
+        params, setup = "".join(cells[i]["source"]), "".join(cells[i + 1]["source"])
+        for value, msg in (("", "parameter 'out_dir' must not be empty, got ''"), ("  ", "parameter 'out_dir' must not be blank (only spaces)")):
+            cell = f"# Parameters\nout_dir = {value!r}\n"
+            ns = {"__name__": "__main__", "In": ["", params, cell, setup]}
+            exec(params, ns); exec(cell, ns)
+            try: exec(setup, ns)   # the cell after the parameters: check_parameters, before any work
+            except ValueError as e:
+                said.append(str(e))
+                c.expect(msg in str(e), f"{nb.stem} with out_dir {value!r}: {first_line(e)}")
+                continue
+            c.problems.append(f"{nb.stem} accepted out_dir {value!r}")
+    c.error = first_line(said[0]) if said else ""
+    wrote_nothing(c)
+    c.happened = f"{len(said)} of {2 * len(list(NBS.glob('exp_*.ipynb')))} refused by the parameters check (`[not empty]`), before any work"
+
+@case("outputs", "papermill run of exp_lake_runs with `-p out_dir ''`, in the case's folder")
+def _(c):
+    import papermill as pm
+    from traitlets.config import Config
+    c.baseline()
+    sockets = Path(tempfile.mkdtemp(prefix="fsnb-"))   # the kernel's sockets: outside the folder checked
+    ipc = Config({"KernelManager": {"transport": "ipc", "ip": str(sockets/"kernel")}})
+    try:
+        e = c.refused(pm.execute_notebook, str(NBS/"exp_lake_runs.ipynb"), str(c.dir/"run.ipynb"), cwd=str(c.dir), progress_bar=False,
+                      config=ipc, parameters=dict(preset="smoke", out_dir=""), contains="parameter 'out_dir' must not be empty, got ''")
+    finally: shutil.rmtree(sockets, ignore_errors=True)
+    if e is not None: c.error = first_line(f"{e.ename}: {e.evalue}") if hasattr(e, "ename") else c.error
+    wrote_nothing(c, but=("run.ipynb",))   # the executed notebook is the one output asked for
+    c.happened = "the kernel stopped at the parameters check; no result file written in the current folder"
+
+@case("outputs", "`fetch_data(root='')` from Python")
+def _(c):
+    from fewshot_nb.cli import fetch_data
+    c.baseline()
+    c.refused(fetch_data, ["all_runs.zip"], root="", contains="root is empty: give the folder to write the data files to")
+    wrote_nothing(c)
+    c.happened = "ValueError before any download; nothing written in the current folder"
+
+
+# -- issue 53: outputs only where the user asked (--out, --notebooks, out_dir) -- (new cases above this line)
+
+
+# == fault classes (issue 53): finite results, magnitudes, paths, links, staging, copies, messages ==================
+def scaled_features(c:Case, name:str, scale:float, **kw) -> Path:
+    "A features file of positive values, in float32, multiplied by `scale` (a unit slip in an export)."
+    import numpy as np
+    x = np.abs(np.random.default_rng(kw.pop("seed", 0)).normal(size=(40, 4))).astype("float32") + 0.1
+    return features_file(c.dir/name, features=(x * np.float32(scale)).astype("float32"), **kw)
+
+@case("features", "test and base features scaled by 1e20 (float32) for simpleshot, TIM and LaplacianShot")
+def _(c):
+    base = scaled_features(c, "base.npz", 1e20, seed=1)
+    evaluate_refused(c, scaled_features(c, "feats.npz", 1e20), "feats.npz['features']: features reach", "--base", base,
+                     "--methods", "simpleshot,tim,laplacianshot")
+
+@case("features", "test features alone scaled by 1e37 (their squares overflow float32)")
+def _(c): evaluate_refused(c, scaled_features(c, "feats.npz", 1e37), "their squares overflow float32", "--base", scaled_features(c, "base.npz", 1, seed=1),
+                           "--methods", "simpleshot,tim,laplacianshot")
+
+@case("features", "features scaled by 1e-25 (their squares underflow float32)")
+def _(c): evaluate_refused(c, scaled_features(c, "feats.npz", 1e-25), "their squares underflow float32")
+
+@case("features", "in memory: a FeatureSource scaled by 1e37 given to evaluate_features")
+def _(c):
+    import torch
+    from fewshot_nb.bench.evaluate import evaluate_features
+    from fewshot_nb.data.sources import FeatureSource
+    src = FeatureSource(torch.rand(40, 4) * 1e37, [i // 5 for i in range(40)])
+    c.baseline()
+    c.refused(evaluate_features, src, "protonet", shots=1, n_tasks=5, n_query=2, out=c.dir/"mine", contains="the test features: features reach")
+    c.expect(not (c.dir/"mine").exists(), "the refused evaluation made its out folder")
+    c.happened = "refused before any work, naming the cause and the constant to divide by; out not made"
+
+def degenerate_run(c:Case, feats:Path, contains:str, patch:dict|None=None, *extra):
+    "`fewshot-nb evaluate` whose method gives no result (NaN, or a tie for every query): exit 2 naming it, nothing sealed."
+    from unittest import mock
+    c.baseline()
+    with contextlib.ExitStack() as s:
+        for target, fn in (patch or {}).items(): s.enter_context(mock.patch(target, fn))
+        c.cli(fewshot_nb_main(), ["evaluate", feats, *EVAL, "--out", c.dir/"runs"/"mine", *extra], 2, contains)
+    c.expect(not (c.dir/"runs").exists(), "the run that gave no result left its --out folder (or sealed it)")
+
+@case("results", "every item the same vector (a collapsed backbone): every class ties for every query")
+def _(c):
+    import numpy as np
+    degenerate_run(c, features_file(c.dir/"feats.npz", features=np.ones((40, 4), "float32")), "protonet gave every class the same score", None,
+                   "--methods", "protonet,simpleshot", "--base", scaled_features(c, "base.npz", 1, seed=1))
+    c.happened = "exit 2 naming the method and the cause (no 20% sealed); --out not made"
+
+@case("results", "a method whose scores turn NaN (a diverged solver)")
+def _(c):
+    from fewshot_nb.solvers.base import ProtoNet
+    real = ProtoNet.solve
+    degenerate_run(c, features_file(c.dir/"feats.npz"), "protonet gave NaN scores for",
+                   {"fewshot_nb.solvers.base.ProtoNet.solve": lambda self, t, g: real(self, t, g) * float("nan")})
+    c.happened = "exit 2 naming the method; nothing sealed, --out not made"
+
+@case("results", "a solver whose scores tie only after rounding (all within 1e-5): refused as ties")
+def _(c):
+    import torch
+    from fewshot_nb.solvers.base import ProtoNet
+    def near_ties(self, t, g):   # uniform probabilities, split by rounding noise
+        p = torch.full((t.query.shape[0], t.query.shape[1], t.n_way), 1 / t.n_way, dtype=t.query.dtype)
+        return p + 1e-7 * torch.rand(p.shape, generator=torch.Generator().manual_seed(0), dtype=p.dtype)
+    degenerate_run(c, features_file(c.dir/"feats.npz"), "protonet gave every class the same score", {"fewshot_nb.solvers.base.ProtoNet.solve": near_ties})
+    c.happened = "exit 2: ties to 1 part in 10,000 are ties; nothing sealed"
+
+def finished_evaluate(c:Case, out:Path) -> Path:
+    "A finished `fewshot-nb evaluate` run in `out` (its features file in the case's folder)."
+    feats = features_file(c.dir/"feats.npz")
+    c.cli(fewshot_nb_main(), ["evaluate", feats, *EVAL, "--out", out], 0, "complete.json")
+    return feats
+
+def record_lists(out:Path, *names):
+    "Add `names` to the completion record of the run in `out` (sizes and digests of the victim file)."
+    from fewshot_nb.core import COMPLETE
+    rec = json.loads((out/COMPLETE).read_text())
+    rec["files"] |= {n: dict(bytes=9, sha256="0" * 64) for n in names}
+    (out/COMPLETE).write_text(json.dumps(rec))
+
+def force_over_bad_record(c:Case, name:str):
+    from fewshot_nb.core import check_completion
+    out, victim = c.dir/"runs"/"mine", c.dir/"victim.txt"
+    feats = finished_evaluate(c, out)
+    victim.write_text("precious\n")
+    record_lists(out, name if name != "ABSOLUTE" else str(victim))
+    c.baseline(); c.allowed |= {str(p.relative_to(c.dir)) for p in out.rglob("*")}
+    c.cli(fewshot_nb_main(), ["evaluate", feats, *EVAL, "--out", out, "--force"], 0, "complete.json")
+    c.expect(victim.is_file() and victim.read_text() == "precious\n", "the file outside --out that the record listed was deleted")
+    c.expect(check_completion(out) == [], "the new run's files do not match its record")
+    c.happened = "--force removed the earlier run's own files only: the name outside --out was left alone (logged); the new run finished"
+
+@case("completion", "complete.json listing '../victim.txt', replaced with --force")
+def _(c): force_over_bad_record(c, "../../victim.txt")
+
+@case("completion", "complete.json listing an absolute path, replaced with --force")
+def _(c): force_over_bad_record(c, "ABSOLUTE")
+
+@case("completion", "complete.json listing a path outside its folder, no --force: reported, not read")
+def _(c):
+    out = c.dir/"runs"/"mine"
+    feats = finished_evaluate(c, out)
+    (c.dir/"victim.txt").write_text("precious\n")
+    record_lists(out, "../../victim.txt")
+    c.baseline()
+    c.cli(fewshot_nb_main(), ["evaluate", feats, *EVAL, "--out", out], 2, "complete.json lists '../../victim.txt', which is not a file of this folder")
+    c.happened = "exit 2: the record's outside name reported as a problem, the file not read; nothing overwritten"
+
+@case("completion", "a sweep point's record listing '../point.json' and '/etc/hostname'")
+def _(c):
+    from fewshot_nb.sweep import record_problems, point_state
+    folder = c.dir/"points"/"p1"; (folder/"out").mkdir(parents=True)
+    (folder/"out"/"results.csv").write_text("metric,value\nacc,1\n"); (folder/"point.json").write_text("{}")
+    (folder/"record.json").write_text(json.dumps(dict(status="done", files={"../point.json": dict(bytes=2, sha256="x"), "/etc/hostname": dict(bytes=1, sha256="x")})))
+    c.baseline()
+    problems = record_problems(folder)
+    c.error = first_line(problems[0]) if problems else ""
+    c.expect(len(problems) == 2 and all("which is not a file of out/" in p and p.endswith("not read") for p in problems), f"problems: {problems}")
+    c.expect(point_state(folder) == "pending", "the point with a record naming outside files counts as done")
+    c.happened = "both names reported as problems, neither read; the point is pending (it runs again)"
+
+@case("folders", "a .lock that is a symbolic link to a user's file")
+def _(c):
+    out, victim = c.dir/"runs"/"mine", c.dir/"victim.txt"
+    out.mkdir(parents=True); victim.write_text("precious\n"); (out/".lock").symlink_to(victim)
+    c.baseline()
+    c.cli(fewshot_nb_main(), ["evaluate", features_file(c.dir/"feats.npz"), *EVAL, "--out", out], 2, "is a symbolic link to")
+    c.expect(victim.read_text() == "precious\n", "the link's target was written")
+    c.expect(sorted(p.name for p in out.iterdir()) == [".lock"], "the refused run wrote into --out")
+    c.happened = "exit 2 before any work: the link named, never opened for writing; its target untouched"
+
+@case("folders", "a .lock that is a folder, not a file")
+def _(c):
+    out = c.dir/"runs"/"mine"; (out/".lock").mkdir(parents=True); (out/".lock"/"keep.txt").write_text("mine\n")
+    c.baseline()
+    c.cli(fewshot_nb_main(), ["evaluate", features_file(c.dir/"feats.npz"), *EVAL, "--out", out], 2, "is a folder, not the lock file")
+    c.happened = "exit 2 before any work, naming it; the folder kept"
+
+@case("folders", "a run's sub-folder in --out that is a symbolic link (staged_run)")
+def _(c):
+    from fewshot_nb.core import staged_run
+    out, elsewhere = c.dir/"mine", c.dir/"elsewhere"
+    out.mkdir(); elsewhere.mkdir(); (elsewhere/"tasks.csv").write_text("precious\n"); (out/"manifests").symlink_to(elsewhere)
+    def run():
+        with staged_run(out) as stage: (stage/"manifests").mkdir(); (stage/"manifests"/"tasks.csv").write_text("overwrite")
+    c.baseline()
+    c.refused(run, contains="goes through a symbolic link (manifests -> ")
+    c.expect(sorted(p.name for p in out.iterdir()) == ["manifests"], "the refused run left files in its folder")
+    c.happened = "refused before any file moved: nothing written through the link, its target kept"
+
+@case("completion", "a run that writes a dot-file and a link: the record covers what it keeps")
+def _(c):
+    from fewshot_nb.core import staged_run, check_completion, run_files
+    out = c.dir/"mine"
+    c.baseline()
+    with staged_run(out) as stage:
+        (stage/"results.csv").write_text("method,acc_pct\nx,1\n"); (stage/".settings.json").write_text("{}")
+        (stage/"latest.csv").symlink_to(stage/"results.csv")
+    c.allowed |= {str(p.relative_to(c.dir)) for p in out.rglob("*")} | {"mine"}
+    kept = sorted(p.name for p in out.iterdir())
+    c.expect(kept == [".settings.json", "complete.json", "results.csv"], f"the finished run keeps {kept}")
+    c.expect(check_completion(out) == [] and run_files(out) == [".settings.json", "results.csv"], "its record does not list every file it keeps")
+    c.happened = "the dot-file listed in the record, the link not kept: nothing in the folder that its record does not cover"
+
+@case("killed", "--out holding the 5 MB staging folder of a dead run (SIGKILL)")
+def _(c):
+    from fewshot_nb.core import check_completion
+    out = c.dir/"runs"/"mine"; dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stage = out/f".staging-{int(dead.stdout)}"; stage.mkdir(parents=True)
+    (stage/"tasks.csv").write_bytes(b"0" * (5 << 20)); (out/".lock").write_text('{"pid": %d}' % int(dead.stdout))
+    c.baseline(); c.allowed |= {str(p.relative_to(c.dir)) for p in out.rglob("*")}
+    c.cli(fewshot_nb_main(), ["evaluate", features_file(c.dir/"feats.npz"), *EVAL, "--out", out], 0, "complete.json")
+    c.expect(not list(out.glob(".staging-*")), "the dead run's staging folder is still there")
+    c.expect(check_completion(out) == [], "the run's files do not match its record")
+    c.allowed |= {str(p.relative_to(c.dir)) for p in out.rglob("*")}
+    c.happened = "the next run into --out (holding its lock: no writer alive) removed the dead run's staging folder, then finished"
+
+@case("killed", "evaluate SIGKILLed mid-run, then the next run into the same --out")
+def _(c):
+    import numpy as np
+    from fewshot_nb.core import check_completion
+    rng = np.random.default_rng(0)
+    feats, out = c.dir/"feats.npz", c.dir/"runs"/"mine"
+    np.savez(feats, features=rng.random((600, 32), dtype=np.float32), labels=np.repeat(np.arange(20), 30))
+    c.baseline()
+    run = subprocess.Popen([str(CLI_BIN), "evaluate", str(feats), "--methods", "tim", "--tasks", "20000", "--out", str(out)],
+                           env=os.environ | {"OMP_NUM_THREADS": "1"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try: wait_for(lambda: bool(list(out.glob(".staging-*/manifest_*"))), 120, "evaluate writing into its staging folder")
+    except TimeoutError: run.kill(); raise
+    run.kill(); run.communicate(timeout=30)
+    left = [p.name for p in out.glob(".staging-*")]
+    c.expect(bool(left), "no staging folder to clear (the kill came too late)")
+    c.cli(fewshot_nb_main(), ["evaluate", features_file(c.dir/"small.npz"), *EVAL, "--out", out], 0, "complete.json")
+    c.expect(not list(out.glob(".staging-*")), f"{left} outlived the killed process")
+    c.expect(check_completion(out) == [], "the next run's files do not match its record")
+    c.allowed |= {str(p.relative_to(c.dir)) for p in c.dir.rglob("*")} | {"runs"}
+    c.happened = f"the killed run left {left[0]} (and its .lock); the next run into --out removed it and finished"
+
+@case("folders", "a failed evaluate whose staging folder cannot be removed: the message says so")
+def _(c):
+    import errno
+    from unittest import mock
+    from fewshot_nb.core import check_completion
+    feats, out = features_file(c.dir/"feats.npz"), c.dir/"runs"/"mine"
+    c.baseline()
+    def refused(*a, **kw): raise OSError(errno.EACCES, "Permission denied", str(out/"results.csv"))
+    with mock.patch("fewshot_nb.bench.evaluate.save_csv", refused), mock.patch("fewshot_nb.core.shutil.rmtree"):
+        c.cli(fewshot_nb_main(), ["evaluate", feats, *EVAL, "--out", out], 1, f"it left .staging-{os.getpid()} in {out}, which could not be removed")
+    shown = c.error
+    c.expect("nothing half-written was kept" not in shown, "the message claims nothing was kept")
+    c.cli(fewshot_nb_main(), ["evaluate", feats, *EVAL, "--out", out], 0, "complete.json")
+    c.error = shown
+    c.expect(not list(out.glob(".staging-*")) and check_completion(out) == [], "the retry did not clear the staging folder or finish")
+    c.allowed |= {str(p.relative_to(c.dir)) for p in c.dir.rglob("*")} | {"runs"}
+    c.happened = "exit 1 naming the folder left behind (not 'nothing was kept'); the next run into --out removed it and finished"
+
+def copy_cli(c:Case, dest:Path, code:int, contains:str, *names):
+    return c.cli(fewshot_nb_main(), ["experiments", "copy", dest, *names], code, contains)
+
+def copy_failing_at(c:Case, n:int, exc, code:int, contains:str):
+    "`experiments copy` of every notebook into a folder holding a user's file, the n-th copied file failing with `exc(its path)`; then the retry."
+    from unittest import mock
+    dest = c.dir/"experiments"; dest.mkdir(); (dest/"notes.txt").write_text("the user's\n")
+    real, calls = shutil.copyfile, []
+    def fails(s, d, *a, **kw):
+        calls.append(d)
+        if len(calls) == n:
+            Path(d).write_bytes(b"half"); raise exc(d)
+        return real(s, d, *a, **kw)
+    c.baseline()
+    with mock.patch.object(shutil, "copyfile", fails): copy_cli(c, dest, code, contains)
+    shown = c.error
+    c.expect(sorted(p.name for p in dest.iterdir()) == ["notes.txt"], f"the failed copy left {sorted(p.name for p in dest.iterdir())}")
+    c.expect(len(calls) == n, f"the copy went on after the failure ({len(calls)} files)")
+    copy_cli(c, dest, 0, "copied")   # the same command again, without --force
+    c.error = shown
+    c.allowed |= {str(p.relative_to(c.dir)) for p in dest.rglob("*")}
+    return dest
+
+@case("disk", "`experiments copy` on a full disk at file 69 of 251, then the same command")
+def _(c):
+    import errno
+    copy_failing_at(c, 69, lambda d: OSError(errno.ENOSPC, "No space left on device", str(d)), 1, "nothing of it was kept in")
+    c.happened = "exit 1: nothing of the copy left (staged, then renamed), and the message says so; the retry ran without --force"
+
+@case("killed", "Ctrl-C during `experiments copy` (at file 10), then the same command")
+def _(c):
+    copy_failing_at(c, 10, lambda d: KeyboardInterrupt(), 130, "interrupted; nothing of it was kept in")
+    c.happened = "exit 130: nothing of the copy left; the retry ran without --force"
+
+@case("disk", "`experiments copy` onto a real full disk (a 10 MB file system, 8 MB taken), then once there is room")
+def _(c):
+    import shlex
+    d = c.dir/"small_disk"; d.mkdir(); c.baseline()
+    q = lambda p: shlex.quote(str(p))
+    r = in_private_mounts(f"mount -t tmpfs -o size=10m tmpfs {q(d)} && head -c 8388608 /dev/zero > {q(d/'filler')}; "
+                          f"{q(CLI_BIN)} experiments copy {q(d/'exps')}; echo exit=$?; echo left:; find {q(d)} -mindepth 1; echo :left; "
+                          f"rm {q(d/'filler')}; {q(CLI_BIN)} experiments copy {q(d/'exps')}; echo retry=$?")
+    if r is None:
+        c.happened = "not tried: no private mount namespace on this machine (the simulated full disk is the case above)"
+        return
+    c.error = said_line(r.stderr)
+    left = r.stdout.split("left:", 1)[-1].split(":left", 1)[0].split()
+    c.expect("exit=1" in r.stdout, f"the full disk gave {r.stdout.split('left:')[0].strip()[-8:]}, expected exit=1")
+    c.expect("No space left on device" in r.stderr and "nothing of it was kept" in r.stderr, "the message does not say the disk is full and nothing was kept")
+    c.expect(left == [str(d/"filler")], f"the failed copy left {[l for l in left if not l.endswith('filler')][:5]}")
+    c.expect("retry=0" in r.stdout, "the retry once there was room did not finish: " + r.stderr[-300:])
+    c.happened = "exit 1, nothing of the copy left on the disk, said so; the same command with room (no --force) finished"
+
+@case("sizes", "an .npz whose compressed array declares 8 GB, with the memory to allocate it")
+def _(c):
+    import zipfile, numpy as np
+    f = c.dir/"huge.npz"
+    with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED) as z:   # 8 GB declared, 64 KB of zeros behind it
+        with z.open("features.npy", "w", force_zip64=True) as m:
+            b = io.BytesIO(); np.lib.format.write_array_header_1_0(b, dict(descr="<f4", fortran_order=False, shape=(2_000_000_000,)))
+            m.write(b.getvalue()); m.write(bytes(1 << 16))
+        b = io.BytesIO(); np.save(b, np.arange(40)); z.writestr("labels.npy", b.getvalue())
+    os.environ["FEWSHOT_MAX_MEMORY_GB"] = "1000"   # as on a large node: the size guard on memory lets it pass
+    try: evaluate_refused(c, f, "huge.npz['features'], a (2000000000,) float32 array, declares 8,000,000,000 bytes (7.5 GB) but its member expands to")
+    finally: del os.environ["FEWSHOT_MAX_MEMORY_GB"]
+    c.happened = "exit 2 before reading it: the file, the array, its declared size and why (its member expands to 64 KB)"
+
+@case("sizes", "an .npz array the allocator refuses (MemoryError), though it passed the size guard")
+def _(c):
+    import numpy as np
+    from unittest import mock
+    f = features_file(c.dir/"feats.npz")
+    with mock.patch.object(np.lib.npyio.NpzFile, "__getitem__", side_effect=MemoryError("Unable to allocate 640 B")):
+        evaluate_refused(c, f, "feats.npz['features'], a (40, 4) float32 array of 0.00 GB by its header, could not be allocated")
+
+def cli_refused(c:Case, argv:list, contains:str, main=None):
+    c.baseline()
+    c.cli(main or fewshot_nb_main(), argv, 2, contains)
+    c.expect(sorted(p.name for p in c.dir.iterdir() if p.name != "cache") == sorted(p.rsplit("/", 1)[-1] for p in c._base if "/" not in p and p != "cache"),
+             "the refused command wrote something")
+    c.happened = "usage error, exit 2, before any work"
+
+@case("cli", "`evaluate --dirichlet inf`")
+def _(c): cli_refused(c, ["evaluate", features_file(c.dir/"f.npz"), *EVAL, "--dirichlet", "inf", "--out", c.dir/"o"], "argument --dirichlet: must be a finite number > 0, got 'inf'")
+
+@case("cli", "`evaluate --dirichlet nan` and `--dirichlet -2`")
+def _(c):
+    cli_refused(c, ["evaluate", features_file(c.dir/"f.npz"), *EVAL, "--dirichlet", "nan", "--out", c.dir/"o"], "must be a finite number > 0, got 'nan'")
+    c.cli(fewshot_nb_main(), ["evaluate", c.dir/"f.npz", *EVAL, "--dirichlet", "-2", "--out", c.dir/"o"], 2, "must be a finite number > 0, got '-2'")
+
+@case("cli", "`evaluate --tasks 0` and `--seed -1`")
+def _(c):
+    cli_refused(c, ["evaluate", features_file(c.dir/"f.npz"), *EVAL, "--tasks", "0", "--out", c.dir/"o"], "argument --tasks: must be >= 2 (n_tasks), got 0")
+    c.cli(fewshot_nb_main(), ["evaluate", c.dir/"f.npz", *EVAL, "--seed", "-1", "--out", c.dir/"o"], 2, "argument --seed: must be >= 0, got -1")
+
+@case("cli", "`reproduce --slurm-time 0` and `--slurm-gpus -1`")
+def _(c):
+    cli_refused(c, ["reproduce", "--out", c.dir/"r", "--executor", "slurm", "--slurm-time", "0", "--plan"], "argument --slurm-time: must be >= 1 (minutes), got 0")
+    c.cli(fewshot_nb_main(), ["reproduce", "--out", c.dir/"r", "--executor", "slurm", "--slurm-gpus", "-1", "--plan"], 2, "argument --slurm-gpus: must be >= 0, got -1")
+
+@case("sweep", "`fewshot-sweep run --threads 0`")
+def _(c): sweep_cli(c, f"notebook: {NBS/'exp_lake_runs.ipynb'}\nout_dir: {c.dir/'out'}\ngrid: {{n_way: [5]}}\n", 2, "threads must be >= 1, got 0", "--threads", "0")
+
+@case("sweep", "sweep file drawing from uniform: [0, .inf]")
+def _(c): sweep_cli(c, f"notebook: {NBS/'exp_lake_runs.ipynb'}\nout_dir: {c.dir/'out'}\nsearch: {{n_tasks: {{uniform: [0, .inf]}}}}\nn_configs: 2\n",
+                    2, "finite numbers, got [0, inf]")
+
+@case("sweep", "sweep file with a Slurm timeout_min of -5")
+def _(c): sweep_cli(c, f"notebook: {NBS/'exp_lake_runs.ipynb'}\nout_dir: {c.dir/'out'}\ngrid: {{n_way: [5]}}\nexecutor: {{kind: slurm, slurm: {{timeout_min: -5}}}}\n",
+                    2, "the Slurm option timeout_min must be >= 1, got -5")
+
+def refused_float(c:Case, injected:str, contains:str):
+    from fewshot_nb.params import check_parameters
+    ns, presets, dry = parameters_namespace("exp_training_run.ipynb", injected)
+    c.refused(check_parameters, ns, presets=presets, dry_run=dry, contains=contains)
+    c.happened = "refused by the parameters cell's check, before any work"
+
+@case("parameters", "exp_training_run: epochs = inf (a float parameter [above 0])")
+def _(c): refused_float(c, "epochs = float('inf')\n", "parameter 'epochs' must be float, got inf (float): a float parameter takes a finite number")
+
+@case("parameters", "exp_training_run: lr_gamma = nan")
+def _(c): refused_float(c, "lr_gamma = float('nan')\n", "parameter 'lr_gamma' must be float, got nan (float): a float parameter takes a finite number")
+
+@case("sizes", "FEWSHOT_MAX_MEMORY_GB=inf (and -1): a memory limit that is no number of gigabytes")
+def _(c):
+    f = features_file(c.dir/"feats.npz")
+    for bad in ("inf", "-1"):
+        os.environ["FEWSHOT_MAX_MEMORY_GB"] = bad
+        try: evaluate_refused(c, f, f"FEWSHOT_MAX_MEMORY_GB must be a number of gigabytes > 0, got '{bad}'")
+        finally: del os.environ["FEWSHOT_MAX_MEMORY_GB"]
+
+
+# -- issue 53: fault classes (finite results, magnitudes, paths, links, staging, copies, messages) -- (new cases above this line)
 
 
 # -- the report ---------------------------------------------------------------------------------------------------

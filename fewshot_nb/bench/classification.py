@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import torch
 from ..core import derive_seed, config_hash, progress
-from ..metrics import accuracy, paired_comparison, summarise, holm
+from ..metrics import accuracy, check_scores, paired_comparison, summarise, holm
 from ..data.samplers import EpisodeSampler, TaskManifest
 from ..solvers.base import SOLVERS, Solver, make_solver, evaluate
 from ..solvers.baselines import pixel_nn_scores, mhd_scores
@@ -122,6 +122,7 @@ def model_scorer(
         else:
             if id(data) not in cache: cache[id(data)] = (data, model.embed_all(data))   # keep `data` alive: its id stays its own
             logits = model.scores(data, b, feats=cache[id(data)][1], chunk=chunk)
+        check_scores(logits, b.query_mask, type(model).__name__)   # NaN, inf or all ties: an error naming the model, not chance accuracy
         return accuracy(logits, b.query_labels, b.query_mask)
     score.model = model
     return score
@@ -135,6 +136,7 @@ def baseline_scorer(
     def score(manifest:TaskManifest, data) -> np.ndarray:
         b = manifest.batch
         s = pixel_nn_scores(b, data.tensors()) if name == "pixel_nn" else mhd_scores(b, data.images)
+        check_scores(s, b.query_mask, name)
         return accuracy(s, b.query_labels, b.query_mask)
     return score
 
@@ -259,6 +261,10 @@ def evaluate(self:ClassificationBench,
             acc = np.asarray(scorer(m, self.sources[s.source]), dtype=np.float64)
             self.seconds[method, n, seed] = time.perf_counter() - t0
             if acc.shape != (m.batch.n_tasks,): raise ValueError(f"{method}: the scorer returned shape {acc.shape} for {m.batch.n_tasks} tasks")
+            if not (np.isfinite(acc) & (acc >= 0) & (acc <= 1)).all():   # a scorer of one's own: its accuracies must be fractions
+                bad = acc[~(np.isfinite(acc) & (acc >= 0) & (acc <= 1))]
+                raise ValueError(f"{method}: the scorer returned {bad.size} accuracies that are not fractions in [0, 1] (e.g. {float(bad[0])!r}) "
+                                 f"on setting {n!r}, seed {seed}: nothing of it was added to the results")
             groups = m.batch.groups.tolist() if getattr(m.batch, "groups", None) is not None else [-1] * len(acc)
             new += [dict(method=method, **s.row(), seed=seed, task=t, group=int(g), acc_frac=float(a)) for t, (g, a) in enumerate(zip(groups, acc))]
             bar.update(1)

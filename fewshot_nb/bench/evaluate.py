@@ -6,14 +6,14 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bench/evaluate.html.md"""
 
 # %% ../../nbs/bench/63_evaluate.ipynb #c3c0568e
 from __future__ import annotations
-import contextlib, inspect, itertools, json, time
+import contextlib, inspect, itertools, json, math, time
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np, pandas as pd, torch
-from ..core import RunRecord, staged_run, check_memory, finished_run_problem, save_figure, save_csv, page_fontsize, get_device, array_digest, file_md5, progress
+from ..core import RunRecord, staged_run, check_memory, check_out_folder, finished_run_problem, save_figure, save_csv, page_fontsize, get_device, array_digest, file_md5, progress
 from ..metrics import mean_ci
 from ..data.sources import FeatureSource
-from ..data.feature_files import read_features, read_base, check_compatible
+from ..data.feature_files import read_features, read_base, check_compatible, check_magnitude
 from ..data.samplers import TaskManifest, data_fingerprint
 from ..solvers import SOLVERS, Solver, make_solver, evaluate   # the package registers every solver
 from ..solvers.amortised import MetaSolver
@@ -84,13 +84,17 @@ def load_feature_sets(
     "Read the test, base and validation features and check that they belong together."
     files, sets = {}, {}
     for role, x, lab in (("test", features, labels), ("base", base, base_labels), ("val", val, val_labels)):
-        if role == "base" and (torch.is_tensor(x) or isinstance(x, np.ndarray)): sets[role] = torch.as_tensor(x).float(); continue
+        if role == "base" and (torch.is_tensor(x) or isinstance(x, np.ndarray)):
+            sets[role] = torch.as_tensor(x).float()
+            check_magnitude(sets[role].reshape(1, -1), f"the {ROLES[role]}")   # a file's are checked as it is read
+            continue
         x = _path_or_source(x, f"{role} features" if role != "test" else "features")
         if isinstance(x, (str, Path)):
             files[role] = Path(x).expanduser()
             sets[role] = read_base(x, lab) if role == "base" else read_features(x, lab)
         else:
             if lab is not None: raise ValueError(f"{role}_labels goes with a features file, not a FeatureSource (which has its labels)")
+            if x is not None: check_magnitude(x.feats, f"the {ROLES[role]}")
             sets[role] = x
     b = sets["base"]
     fs = FeatureSets(sets["test"], b if isinstance(b, FeatureSource) else None, sets["val"],
@@ -236,6 +240,15 @@ def _shots(shots) -> list[int]:
     if not s or len(set(s)) != len(s) or any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1 for x in s): raise bad
     return [int(x) for x in s]
 
+# %% ../../nbs/bench/63_evaluate.ipynb #b10fe6e9
+def _scored(spec:MethodSpec, solver, x, manifest, chunk:int, seed:int, tasks:str) -> np.ndarray:
+    "Per-task accuracy of one method on one manifest; scores that are NaN, inf or all ties refused, naming the method and the tasks."
+    try: acc = evaluate(solver, x, manifest, chunk=chunk, seed=seed)   # `check_scores` refuses them, naming the solver
+    except ValueError as e: raise ValueError(f"{e} (on its {tasks} tasks); the run stops here, before its files are written") from None
+    if not (np.isfinite(acc) & (acc >= 0) & (acc <= 1)).all():
+        raise ValueError(f"{spec.name} gave per-task accuracies outside [0, 1] on its {tasks} tasks; the run stops here, before its files are written")
+    return acc
+
 # %% ../../nbs/bench/63_evaluate.ipynb #03f11a05
 def evaluate_features(
     features,                 # test features: a features file (.npy, .npz, .pt, .parquet, .csv), a FeatureSource, or a FeatureSets
@@ -265,14 +278,15 @@ def evaluate_features(
     shots, n_way, n_query = _shots(shots), _int("n_way", n_way, 2), _int("n_query", n_query, 1)
     n_tasks, seed, chunk = _int("n_tasks", n_tasks, 2), _int("seed", seed, 0), _int("chunk", chunk, 1)
     n_val_tasks = n_tasks if n_val_tasks is None else _int("n_val_tasks", n_val_tasks, 2)
-    if dirichlet is not None and (isinstance(dirichlet, bool) or not isinstance(dirichlet, (int, float)) or not dirichlet > 0):
-        raise ValueError(f"dirichlet must be a concentration a > 0 (or None for balanced query sets), got {dirichlet!r}")
+    if dirichlet is not None and (isinstance(dirichlet, bool) or not isinstance(dirichlet, (int, float)) or not dirichlet > 0 or not math.isfinite(dirichlet)):
+        raise ValueError(f"dirichlet must be a concentration a > 0 and finite (or None for balanced query sets), got {dirichlet!r}")
     dev = get_device(device)
     per_task = n_way * (max(shots) + (3 * n_query if dirichlet is not None else n_query)) * 24   # item indices, labels, masks
     check_memory(per_task * n_tasks * len(shots) * (2 if val is not None else 1),
                  f"{n_tasks} tasks per shot ({n_way}-way, up to {max(shots)} + {n_query} items per class)", "lower n_tasks (--tasks)")
-    out = None if out is None else Path(out).expanduser()
-    if out is not None:
+    if out is not None:   # never '' (the current folder) nor the folder of an input: a run's files have fixed names
+        inputs = [f for f in (features, base, val) if isinstance(f, (str, Path))] + (list(features.files.values()) if isinstance(features, FeatureSets) else [])
+        out = check_out_folder(out, inputs, what="out", names=("results.csv", "tasks.csv", "run.json", "complete.json"))
         if out.exists() and not out.is_dir(): raise NotADirectoryError(f"out={out} is a file, not a folder")
         if why := finished_run_problem(out, force, LEGACY): raise FileExistsError(why)   # before any work; checked again under the lock
     if isinstance(features, FeatureSets):
@@ -319,14 +333,14 @@ def evaluate_features(
                 t0, cands, vals = time.perf_counter(), spec.candidates(), []
                 if sets.val is not None:
                     for i, cand in enumerate(cands):
-                        va = evaluate(solver(spec, i, cand), val_x, val_manifests[k], chunk=chunk, seed=seed)
+                        va = _scored(spec, solver(spec, i, cand), val_x, val_manifests[k], chunk, seed, f"{k}-shot validation")
                         vals.append(mean_ci(va))
                         if spec.grid: tuning.append(dict(method=spec.name, n_shot=k, kwargs=json.dumps(cand, sort_keys=True),
                                                          acc_pct=100 * vals[-1].mean, ci95_pct=100 * vals[-1].half_width, n_tasks=n_val_tasks))
                 best = int(np.argmax([v.mean for v in vals])) if vals else 0   # the first of the best, in grid order
                 for r in tuning:
                     if r["method"] == spec.name and r["n_shot"] == k: r["chosen"] = r["kwargs"] == json.dumps(cands[best], sort_keys=True)
-                acc = evaluate(solver(spec, best, cands[best]), test_x, manifests[k], chunk=chunk, seed=seed)
+                acc = _scored(spec, solver(spec, best, cands[best]), test_x, manifests[k], chunk, seed, f"{k}-shot test")
                 ci = mean_ci(acc)
                 row = dict(method=spec.name, n_shot=k, n_way=n_way, n_query=n_query, dirichlet_a=np.nan if dirichlet is None else float(dirichlet),
                            acc_pct=100 * ci.mean, ci95_pct=100 * ci.half_width, n_tasks=n_tasks)
@@ -337,6 +351,8 @@ def evaluate_features(
                 bar.update(1)
         bar.close()
         results, tasks = pd.DataFrame(rows), pd.concat(task_rows, ignore_index=True)
+        if (bad := results[~np.isfinite(results[["acc_pct", "ci95_pct"]]).all(axis=1)]).size:   # nothing sealed that is not a number
+            raise ValueError(f"{', '.join(bad.method.unique())}: accuracies that are not finite numbers; the run stops before its files are written")
         # 4. the files, moved into `out` together when the block ends, complete.json last
         if stage is not None:
             save_csv(results, stage/"results.csv")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib, os, shutil, sys
 from pathlib import Path
 import pandas as pd
-from ..core import atomic_write, progress, folder_lock
+from ..core import atomic_write, progress, folder_lock, check_out_folder
 from ..sweep import Sweep, sweep_status, status_counts, run_points, SLURM_OPTIONS, OUTPUT, notebook_parameters
 from .experiment import experiments_dir
 from .report import write_report
@@ -91,7 +91,8 @@ def reproduce_papers(
     if sum((plan, dry_run, report_only)) > 1: raise ValueError("plan, dry_run and report_only exclude each other: the plan, the dry runs, or the report")
     if unknown := [k for k in (slurm or {}) if k not in SLURM_OPTIONS]:
         raise ValueError(f"unknown Slurm option{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}; choose from {', '.join(SLURM_OPTIONS)}")
-    out = Path(out)
+    out = check_out_folder(out, what="out", writes="the reproduction", names=("<experiment>.ipynb", "findings.csv", "report/"),
+                           within={"the folder of the experiment notebooks (nbs)": nbs if nbs is not None else experiments_dir()})   # never over the notebooks it runs
     if out.exists() and not out.is_dir(): raise NotADirectoryError(f"{out} is a file: give a folder for the reproduction")
     sweeps = experiment_sweeps(out, experiments, preset, nbs, dry_run=dry_run)
     nbs = Path(nbs) if nbs is not None else experiments_dir()

@@ -6,7 +6,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/data/feature_files.html.md"""
 
 # %% ../../nbs/data/12a_feature_files.ipynb #4b9d45a1
 from __future__ import annotations
-import re, zipfile, zlib
+import math, re, zipfile, zlib
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 from ..core import atomic_write, safe_torch_load, UnsafeFileError, check_memory
@@ -14,7 +14,7 @@ from .sources import FeatureSource
 
 # %% auto #0
 __all__ = ['FEATURE_FORMATS', 'LABEL_FORMATS', 'LABEL_COLUMNS', 'FEATURE_KEYS', 'PT_TAGS', 'parse_labels', 'read_labels',
-           'read_features', 'write_labels', 'write_features', 'read_base', 'check_compatible']
+           'check_magnitude', 'read_features', 'write_labels', 'write_features', 'read_base', 'check_compatible']
 
 # %% ../../nbs/data/12a_feature_files.ipynb #e606c5b3
 FEATURE_FORMATS = {   # suffix -> what a features file of that kind holds
@@ -129,7 +129,37 @@ def _matrix(x, name:str, dtype) -> torch.Tensor:
         rows = torch.nonzero(~fin.all(1)).flatten().tolist()
         raise ValueError(f"{name} holds {int((~fin).sum())} NaN or inf values in {len(rows)} of {len(t)} items "
                          f"(rows {rows[:5]}{' ...' if len(rows) > 5 else ''}): fix or drop those items")
+    check_magnitude(t, name, dtype)   # squares that overflow (or underflow) the dtype the methods compute in
     return t.to(dtype) if dtype is not None else t
+
+# %% ../../nbs/data/12a_feature_files.ipynb #7bd6c3be
+_MARGIN = 1e4   # how far inside float32's range the squares of the features must stay: room for the sums, distances and temperatures built on them
+
+def check_magnitude(
+    feats:torch.Tensor,      # (n_items, d) finite features
+    name:str="the features", # how the message names them (a file name)
+    dtype=torch.float32,     # the dtype the methods will compute in (None: that of `feats`)
+) -> None:
+    "Refuse features so large (or so small) that their squares overflow (or underflow) `dtype`: L2 norms and distances would come out inf (or 0) and every method's scores would tie."
+    fi = torch.finfo(dtype or feats.dtype)
+    hi_ok, lo_ok = math.sqrt(fi.max) / _MARGIN, math.sqrt(fi.tiny) * _MARGIN
+    x = feats.detach().cpu()
+    step = max(1, 2**22 // max(1, x.shape[-1]))   # rows per chunk: norms in float64, a few MB at a time
+    norms = torch.cat([torch.linalg.vector_norm(c.double(), dim=-1) for c in x.reshape(-1, x.shape[-1]).split(step)])
+    big = float(x.abs().max())
+    hi = float(norms.max())
+    if hi > hi_ok:
+        scale = 10.0 ** math.floor(math.log10(hi))
+        raise ValueError(f"{name}: features reach {big:.1e} in magnitude (an item's L2 norm up to {hi:.1e}); their squares overflow "
+                         f"{str(fi.dtype).removeprefix('torch.')} (largest {fi.max:.1e}), so norms and distances come out inf and every "
+                         f"method's scores tie or turn NaN: divide the features by a constant, e.g. {scale:.0e}, the same for the test, "
+                         f"base and validation files (an L2-normalising method gives the same results; keep every item's norm below {hi_ok:.0e})")
+    if 0 < hi < lo_ok:   # every item that tiny (one near-zero item among ordinary ones is an item of zeros, as a ReLU gives)
+        scale = 10.0 ** -math.floor(math.log10(hi))
+        raise ValueError(f"{name}: features are at most {big:.1e} in magnitude (every item's L2 norm at most {hi:.1e}); their squares "
+                         f"underflow {str(fi.dtype).removeprefix('torch.')} (smallest normal {fi.tiny:.1e}) to 0, so norms and distances "
+                         f"come out 0 and every method's scores tie: multiply the features by a constant, e.g. {scale:.0e}, the same for "
+                         f"the test, base and validation files (keep the items' norms above {lo_ok:.0e})")
 
 # %% ../../nbs/data/12a_feature_files.ipynb #dad41947
 FEATURE_KEYS = ("features", "feats")   # the key of the feature array in a .npz or .pt dict
@@ -181,6 +211,7 @@ def _load_npy(path:Path) -> np.ndarray:
     except Exception: shape = None   # not a plain .npy header: np.load says what is wrong
     if shape is not None and dt.kind != "O": _check_size(path.name, shape, dt, path.stat().st_size - header)
     try: return np.load(path, allow_pickle=False)
+    except MemoryError as e: raise _no_memory(path.name, open(path, "rb"), e) from None
     except ValueError as e:
         if "allow_pickle" not in str(e): raise ValueError(f"{path.name} cannot be read as a .npy array: {e}") from e
         raise ValueError(f"{path.name} holds an object array: ragged rows (of different lengths) or Python objects, which are "
@@ -205,21 +236,36 @@ def _array_header(fh) -> tuple:
     return read(fh)
 
 # %% ../../nbs/data/12a_feature_files.ipynb #9c07145e
-def _check_size(what:str, shape:tuple, dt:np.dtype, held:int) -> None:
-    "Before an array is read: the bytes its header declares are there (`held`), and fit the memory this run may use."
+def _check_size(what:str, shape:tuple, dt:np.dtype, held:int, holds:str="holds") -> None:
+    "Before an array is read: its declared bytes fit the memory this run may use, and are there (`held`, what the file `holds`)."
     nbytes = int(np.prod(shape, dtype=np.float64)) * dt.itemsize
-    if nbytes > held:
-        raise ValueError(f"{what}, a {shape} {dt} array, declares {nbytes:,} bytes but holds {held:,}: it is truncated or damaged; write it again")
     check_memory(nbytes, f"{what}, a {shape} {dt} array", "a features file this large needs a machine with more memory (or FEWSHOT_MAX_MEMORY_GB raised)")
+    if nbytes > held:
+        gb = f" ({nbytes / 2**30:.1f} GB)" if nbytes >= 2**27 else ""
+        raise ValueError(f"{what}, a {shape} {dt} array, declares {nbytes:,} bytes{gb} but {holds} {held:,}: it is truncated or damaged; write it again")
 
 # %% ../../nbs/data/12a_feature_files.ipynb #7f86386b
 def _check_declared(f, key:str, name:str) -> None:
-    "Before an array of a .npz is read: its declared size (a compressed member's bytes are known only once read: memory only)."
+    "Before an array of a .npz is read: its declared size, against memory and against what its member can hold once expanded."
     info = f.zip.getinfo(f"{key}.npy")
     with f.zip.open(info) as m:
-        try: shape, _, dt = _array_header(m)
+        try: shape, _, dt = _array_header(m); header = m.tell()
         except Exception: return   # not a plain array header: np.load says what is wrong
-    _check_size(f"{name}[{key!r}]", shape, dt, info.file_size if info.compress_type == 0 else 2**63)
+    held, holds = info.file_size - header, "its member expands to"   # zipfile never reads a member past the size its directory records
+    if info.compress_type == zipfile.ZIP_DEFLATED and info.compress_size * 1032 - header < held:   # deflate expands 1032:1 at most
+        held, holds = max(0, info.compress_size * 1032 - header), f"its {info.compress_size:,} deflated bytes expand to at most"
+    _check_size(f"{name}[{key!r}]", shape, dt, held, holds)
+
+# %% ../../nbs/data/12a_feature_files.ipynb #c6e99bd7
+def _no_memory(what:str, stream, err:MemoryError) -> MemoryError:
+    "The MemoryError to raise when reading an array failed to allocate: which array, its declared size, and why."
+    try:
+        with stream as fh: shape, _, dt = _array_header(fh)
+        size = f"a {shape} {dt} array of {int(np.prod(shape, dtype=np.float64)) * dt.itemsize / 2**30:.2f} GB"
+    except Exception: size = "an array"
+    return MemoryError(f"{what}, {size} by its header, could not be allocated ({err or 'MemoryError'}): the memory available "
+                       "was less than the size check saw (a container's or a job's limit?); read it on a machine with more memory, "
+                       "or lower FEWSHOT_MAX_MEMORY_GB to this job's limit so that such a file is refused before reading")
 
 # %% ../../nbs/data/12a_feature_files.ipynb #26d70ea6
 def _read_npz(path:Path, labels, groups, dtype) -> FeatureSource:
@@ -230,6 +276,8 @@ def _read_npz(path:Path, labels, groups, dtype) -> FeatureSource:
         for k in f.files:
             _check_declared(f, k, path.name)
             try: d[k] = f[k]
+            except MemoryError as e:   # the size passed the guard, yet the allocator refused it (a container's limit, say)
+                raise _no_memory(f"{path.name}[{k!r}]", f.zip.open(f"{k}.npy"), e) from None
             except (EOFError, OSError, zipfile.BadZipFile, zlib.error) as e:   # cut short, or a damaged member
                 raise ValueError(f"{path.name}[{k!r}] cannot be read ({type(e).__name__}: {e}): the file is truncated or damaged; "
                                  "write it again") from None

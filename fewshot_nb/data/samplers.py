@@ -159,7 +159,7 @@ def dirichlet_counts(
     seed=None,          # seed or Generator
 ) -> np.ndarray:        # (n_tasks, n_way) query counts
     "Per-task query counts from Dirichlet proportions, as in Veilleux et al. (2021)."
-    if not a > 0: raise ValueError(f"the Dirichlet concentration a must be > 0, got {a!r}")
+    if not (a > 0 and np.isfinite(a)): raise ValueError(f"the Dirichlet concentration a must be > 0 and finite, got {a!r}")
     return round_counts(as_rng(seed).dirichlet(np.full(n_way, float(a)), size=n_tasks), total)
 
 # %% ../../nbs/data/13_samplers.ipynb #d40e93d7
@@ -212,8 +212,9 @@ class EpisodeSampler:
         if on_cap not in ("raise", "resample"): raise ValueError(f"on_cap must be 'raise' or 'resample', got {on_cap!r}")
         if self.n_way < 2: raise ValueError(f"n_way must be at least 2, got {n_way}")
         if self.n_query < 0: raise ValueError(f"n_query must be >= 0, got {n_query}")
-        if query_dist == "dirichlet" and not (isinstance(dirichlet_a, (int, float)) and dirichlet_a > 0):
-            raise ValueError(f"the Dirichlet concentration a must be > 0, got {dirichlet_a!r}")
+        if query_dist == "dirichlet" and not (isinstance(dirichlet_a, (int, float)) and dirichlet_a > 0 and np.isfinite(dirichlet_a)):
+            raise ValueError(f"the Dirichlet concentration a must be > 0 and finite (balanced query sets are the limit a -> inf: "
+                             f"query_dist='balanced'), got {dirichlet_a!r}")
         # shots per position (fixed) or a range drawn per task
         if self.shot_range is not None:
             lo, hi = self.shot_range

@@ -15,7 +15,7 @@ import torch, torch.nn as nn, torch.nn.functional as F
 from torch.func import functional_call, vmap
 from ..tasks import distance_logits, prototypes
 from ..data.streams import unit_floats, image_tensor, check_aligned
-from ..metrics import accuracy
+from ..metrics import accuracy, check_scores
 from ..data.samplers import EpisodeBatch, TaskManifest, equal_size_groups, real_positions
 from . import losses
 
@@ -262,6 +262,8 @@ def finetune_scorer(
     def score(manifest:TaskManifest, data) -> np.ndarray:
         check_aligned(images if hasattr(images, "class_names") else x, data)
         b = manifest.batch
-        return accuracy(method.solve_batch(x, b), b.query_labels, b.query_mask)
+        scores = method.solve_batch(x, b)
+        check_scores(scores, b.query_mask, "entropy-min fine-tuning")   # NaN, inf or all ties: an error, not chance accuracy
+        return accuracy(scores, b.query_labels, b.query_mask)
     score.method = method
     return score

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from ..core import Registry, check_interrupt
 from ..tasks import TaskTensors, task_tensors, normalize_features, distance_logits, prototypes, NORMS
 from ..data.sources import FeatureSource
-from ..metrics import accuracy
+from ..metrics import accuracy, check_scores
 
 # %% auto #0
 __all__ = ['SOLVERS', 'Solver', 'ProtoNet', 'SimpleShot', 'make_solver', 'list_solvers', 'synthetic_features', 'solve_batch',
@@ -163,9 +163,11 @@ def solve_batch(
 
 # %% ../../nbs/solvers/31_base.ipynb #7ee2b585
 def evaluate(solver:Solver, feats, batch, chunk:int=1000, device=None, seed:int=0) -> np.ndarray:
-    "Accuracy of `solver` on each task of `batch`, `(n_tasks,)`."
+    "Accuracy of `solver` on each task of `batch`, `(n_tasks,)`; scores that are NaN, inf or all ties refused (`check_scores`), naming the solver."
     b = getattr(batch, "batch", batch)
-    return accuracy(solve_batch(solver, feats, b, chunk, device, seed), b.query_labels, b.query_mask)
+    probs = solve_batch(solver, feats, b, chunk, device, seed)
+    check_scores(probs, b.query_mask, getattr(solver, "name", type(solver).__name__))
+    return accuracy(probs, b.query_labels, b.query_mask)
 
 # %% ../../nbs/solvers/31_base.ipynb #88ba36f1
 def random_tasks(n_tasks=6, n_way=3, dim=16, seed=0, ragged=True, dtype=torch.float64):
