@@ -179,7 +179,10 @@ def critic_features(
     was = critic.training; critic.eval()
     try:
         dev = next(critic.parameters()).device
-        fn = critic.features if space == "features" else critic
+        if dev.type == "cpu":   # a channels-last copy: its convolutions and pools run about a third faster on a CPU
+            net = copy.deepcopy(critic).to(memory_format=torch.channels_last)   # (the caller's critic is left as it is)
+        else: net = critic
+        fn = net.features if space == "features" else net
         out = []
         with _progress(len(x), desc=desc, unit="image", show=progress, unit_scale=True) as bar:
             for i in range(0, len(x), batch_size):
