@@ -57,13 +57,18 @@ def _outcome(name, dtype=torch.float32):
     finally: torch.set_num_threads(threads)
 
 
-def f64_differences(got, want) -> list[str]:
-    "What differs between two float64 outcomes beyond the tolerances of the module's docstring."
+def _weight_differences(got, want, rtol) -> list[str]:
+    "The configuration if it differs, and the final and best tensors farther from `want`'s than `rtol(name)` of their norm."
     bad = [f"config: {got['config']} != {want['config']}"] if got["config"] != want["config"] else []
     for part in ("final", "best"):
         if list(got[part]) != list(want[part]): bad.append(f"{part}: other tensors"); continue
-        bad += [f"{part} {k} ({_rel(got[part][k], w):.1e} of its norm)" for k, w in want[part].items()
-                if _rel(got[part][k], w) > (F64_NOISY_RTOL if NOISY.fullmatch(k) else F64_RTOL)]
+        bad += [f"{part} {k} ({_rel(got[part][k], w):.1e} of its norm)" for k, w in want[part].items() if _rel(got[part][k], w) > rtol(k)]
+    return bad
+
+
+def f64_differences(got, want) -> list[str]:
+    "What differs between two float64 outcomes beyond the tolerances of the module's docstring."
+    bad = _weight_differences(got, want, lambda k: F64_NOISY_RTOL if NOISY.fullmatch(k) else F64_RTOL)
     for part in ("history", "evals"):
         if sorted(got[part]) != sorted(want[part]): bad.append(f"{part}: columns {sorted(got[part])}"); continue
         bad += [f"{part} {c}" for c, w in want[part].items()
@@ -73,11 +78,7 @@ def f64_differences(got, want) -> list[str]:
 
 def f32_differences(got, want) -> list[str]:
     "What differs between a float32 outcome and the old trainer's, on what the run means (the module's docstring)."
-    bad = [f"config: {got['config']} != {want['config']}"] if got["config"] != want["config"] else []
-    for part in ("final", "best"):
-        if list(got[part]) != list(want[part]): bad.append(f"{part}: other tensors"); continue
-        bad += [f"{part} {k} ({_rel(got[part][k], w):.1e} of its norm)" for k, w in want[part].items()
-                if not NOISY.fullmatch(k) and _rel(got[part][k], w) > F32_RTOL]
+    bad = _weight_differences(got, want, lambda k: float("inf") if NOISY.fullmatch(k) else F32_RTOL)
     h, w = got["history"], want["history"]
     if sorted(h) != sorted(w): return bad + [f"history: columns {sorted(h)}"]
     for c in w:

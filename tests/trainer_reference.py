@@ -12,7 +12,7 @@ Two references, each compared in `tests/test_trainer_reference.py` with a tolera
   images cast on entry), written by `python tests/trainer_reference.py --write-f64` with the callback trainer, after it
   had been shown equal to the old one on the float32 runs on the machine that recorded them. In float64 a zero
   gradient's rounding noise (about 1e-17) is far below the optimisers' eps (1e-8), so nothing amplifies it: every
-  weight is compared, at a tolerance a thousand times above the spread measured across code paths.
+  weight is compared, at tolerances 30 to 100 times the spread measured across code paths (see the test).
 
 Each run is a function from a temporary folder to the trainer after `fit`."""
 from __future__ import annotations

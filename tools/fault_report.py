@@ -204,9 +204,9 @@ def wait_for(cond, limit:float, what:str):
 
 
 # == papermill parameters of an experiment notebook ==============================================================
-def refused_parameters(c:Case, injected:str, contains:str):
+def refused_parameters(c:Case, injected:str, contains:str, notebook:str="exp_lake_runs.ipynb"):
     from fewshot_nb.params import check_parameters
-    ns, presets, dry = parameters_namespace("exp_lake_runs.ipynb", injected)
+    ns, presets, dry = parameters_namespace(notebook, injected)
     c.refused(check_parameters, ns, presets=presets, dry_run=dry, contains=contains)
     c.happened = "refused by the parameters cell's check, before any work"
 
@@ -1538,17 +1538,13 @@ def _(c): sweep_cli(c, f"notebook: {NBS/'exp_lake_runs.ipynb'}\nout_dir: {c.dir/
 def _(c): sweep_cli(c, f"notebook: {NBS/'exp_lake_runs.ipynb'}\nout_dir: {c.dir/'out'}\ngrid: {{n_way: [5]}}\nexecutor: {{kind: slurm, slurm: {{timeout_min: -5}}}}\n",
                     2, "the Slurm option timeout_min must be >= 1, got -5")
 
-def refused_float(c:Case, injected:str, contains:str):
-    from fewshot_nb.params import check_parameters
-    ns, presets, dry = parameters_namespace("exp_training_run.ipynb", injected)
-    c.refused(check_parameters, ns, presets=presets, dry_run=dry, contains=contains)
-    c.happened = "refused by the parameters cell's check, before any work"
-
 @case("parameters", "exp_training_run: epochs = inf (a float parameter [above 0])")
-def _(c): refused_float(c, "epochs = float('inf')\n", "parameter 'epochs' must be float, got inf (float): a float parameter takes a finite number")
+def _(c): refused_parameters(c, "epochs = float('inf')\n", "parameter 'epochs' must be float, got inf (float): a float parameter takes a finite number",
+                             "exp_training_run.ipynb")
 
 @case("parameters", "exp_training_run: lr_gamma = nan")
-def _(c): refused_float(c, "lr_gamma = float('nan')\n", "parameter 'lr_gamma' must be float, got nan (float): a float parameter takes a finite number")
+def _(c): refused_parameters(c, "lr_gamma = float('nan')\n", "parameter 'lr_gamma' must be float, got nan (float): a float parameter takes a finite number",
+                             "exp_training_run.ipynb")
 
 @case("sizes", "FEWSHOT_MAX_MEMORY_GB=inf (and -1): a memory limit that is no number of gigabytes")
 def _(c):
