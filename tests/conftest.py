@@ -44,3 +44,27 @@ torch.set_num_threads(1)
 def pytest_report_header(config):
     return [f"FEWSHOT_DATA={os.environ.get('FEWSHOT_DATA', '')} ({_data_from})",
             f"FEWSHOT_CACHE={os.environ['FEWSHOT_CACHE']}"]
+
+
+def pytest_terminal_summary(terminalreporter):
+    "The fault report's table (tests/test_fault_report.py saves it where FEWSHOT_FAULT_REPORT_SAVE says), before the summary line."
+    saved = os.environ.get("FEWSHOT_FAULT_REPORT_SAVE")
+    if saved and Path(saved).is_file() and Path(saved).stat().st_size:
+        terminalreporter.write_sep("=", "fault report (tools/fault_report.py)")
+        terminalreporter.write(Path(saved).read_text())
+
+
+# The longest tests start first (measured: `pytest -n 2 --durations=0` on an idle 2-core machine, seconds): pytest-xdist
+# hands tests out in collection order, and a ten-minute test collected last would run alone on one core at the end.
+_LONGEST = {"test_exp_reproducibility_tiny_study_resumes_and_analyses": 490, "test_exp_generation_injected_every_figure_and_rerun_loads": 340,
+            "test_paper_dry_run_of_every_experiment": 270, "test_pip_user_runs_an_experiment": 180, "test_fault_report_passes": 160,
+            "test_smoke_through_slurm_then_nothing_submitted": 150, "test_notebook[solvers/32_finetune]": 140,
+            "test_notebook[bench/62_generation]": 130, "test_notebook[70_sweep]": 120, "test_exp_beta_injected_and_rerun_loads_checkpoints": 100}
+
+
+_LONGEST_GROUPS = {"test_docs.py": 270}   # one worker runs all of these (xdist_group "docs"): the preview is built once, 100 s
+
+
+def pytest_collection_modifyitems(session, config, items):
+    "Put the longest tests first (a stable sort: the rest keep their order)."
+    items.sort(key=lambda item: -_LONGEST.get(item.name, _LONGEST_GROUPS.get(item.path.name, 0)))
