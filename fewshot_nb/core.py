@@ -985,10 +985,19 @@ def staged_run(
                         _log.warning(f"{out}/{COMPLETE} of the earlier run lists {f!r}, not a file of {out} ({e}): left alone"); continue
                     with contextlib.suppress(FileNotFoundError, IsADirectoryError): p.unlink()
             (out/COMPLETE).unlink(missing_ok=True)                 # no record while the files change
-            for f in files:
-                (out/f).parent.mkdir(parents=True, exist_ok=True)
-                os.replace(stage/f, out/f)
-            os.replace(stage/COMPLETE, out/COMPLETE)               # last: the run is finished
+            moved, made = [], []
+            try:
+                for f in files:
+                    made += [d for d in reversed((out/f).parents) if (d == out or out in d.parents) and not d.exists()]
+                    (out/f).parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(stage/f, out/f); moved.append(f)
+                os.replace(stage/COMPLETE, out/COMPLETE)           # last: the run is finished
+            except BaseException:   # a move that failed half-way (a permission changed, Ctrl-C): what moved goes, and the folders made for it
+                for f in moved:
+                    with contextlib.suppress(OSError): (out/f).unlink()
+                for d in reversed(made):
+                    with contextlib.suppress(OSError): d.rmdir()   # (only if empty)
+                raise
         finally: shutil.rmtree(stage, ignore_errors=True)          # what is left of it: all of it, if the run failed
 
 # %% ../nbs/00_core.ipynb #d7044fb3

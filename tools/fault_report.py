@@ -1555,6 +1555,16 @@ def _(c):
         finally: del os.environ["FEWSHOT_MAX_MEMORY_GB"]
 
 
+@case("data", "FEWSHOT_DATA and FEWSHOT_CACHE of spaces: a folder named '  ' in the current one, never meant")
+def _(c):
+    for var, argv in (("FEWSHOT_DATA", ["data", "verify", "small"]), ("FEWSHOT_CACHE", ["data", "where"])):
+        old = os.environ.get(var); os.environ[var] = "  "
+        try: cli_refused(c, argv, f"${var} is blank ('  '): give a folder, or unset it")
+        finally:
+            if old is None: del os.environ[var]
+            else: os.environ[var] = old
+        c.expect(not Path("  ").exists() and not (c.dir/"  ").exists(), "a folder named '  ' was made")
+
 # -- issue 53: fault classes (finite results, magnitudes, paths, links, staging, copies, messages) -- (new cases above this line)
 
 

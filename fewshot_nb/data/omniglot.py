@@ -23,17 +23,24 @@ __all__ = ['RESOURCES', 'SETS', 'SMALL_SETS', 'RUN_ALPHABETS', 'RESAMPLE', 'ALPH
 def _user_cache() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home()/".cache")/"fewshot_nb"
 
+def _folder_setting(value, name:str, unset:str) -> Path|None:
+    "A folder named by the user (an argument or an environment variable), or None if not set; a blank one is refused."
+    if value is None or (name.startswith("$") and value == ""): return None   # `FEWSHOT_DATA= cmd`: unset, as shells mean it
+    if not isinstance(value, (str, os.PathLike)): raise ValueError(f"{name} must be a folder, as a str or a Path, got {value!r}")
+    if not os.fspath(value).strip():   # Path('') and Path(' ') are the current folder, or a folder named ' ' in it: never meant
+        raise ValueError(f"{name} is {'empty' if not os.fspath(value) else f'blank ({os.fspath(value)!r})'}: give a folder, or {unset}")
+    return Path(value).expanduser().resolve()
+
 def data_root(root:str|Path|None=None) -> Path:
     "The data root: `root` if given, else `$FEWSHOT_DATA`, else a per-user folder."
-    if root is not None: return Path(root).expanduser().resolve()
-    env = os.environ.get("FEWSHOT_DATA")
-    if env: return Path(env).expanduser().resolve()
-    return _user_cache()/"data"
+    if root is not None: return _folder_setting(root, "the data root", "None for FEWSHOT_DATA or the per-user folder")
+    env = _folder_setting(os.environ.get("FEWSHOT_DATA"), "$FEWSHOT_DATA", "unset it for the per-user folder")
+    return env if env is not None else _user_cache()/"data"
 
 def cache_dir() -> Path:
     "Folder for decoded arrays and other derived files: `$FEWSHOT_CACHE`, else a per-user folder."
-    env = os.environ.get("FEWSHOT_CACHE")
-    return Path(env).expanduser().resolve() if env else _user_cache()
+    env = _folder_setting(os.environ.get("FEWSHOT_CACHE"), "$FEWSHOT_CACHE", "unset it for the per-user folder")
+    return env if env is not None else _user_cache()
 
 # %% ../../nbs/data/10_omniglot.ipynb #4b8bf82f
 @dataclass(frozen=True)
