@@ -101,8 +101,6 @@ def fetch_data(
 ) -> _DataFrame:               # one row per file: name, path, status ('present', 'downloaded' or the error)
     "Download the missing data files (every one, or `names`) into the data root, MD5-checked; check the present ones."
     import pandas as pd; from fewshot_nb.data.omniglot import RESOURCES, data_root, fetch, ChecksumError
-    from fewshot_nb.core import check_out_folder
-    if root is not None: root = check_out_folder(root, what="root", writes="the data files", example="root='~/fewshot_data', or root=None for $FEWSHOT_DATA")
     names = list(RESOURCES) if names is None else list(names)
     if unknown := [n for n in names if n not in RESOURCES]:
         raise ValueError(f"unknown data file{'s' * (len(unknown) > 1)} {', '.join(unknown)}; known files: {', '.join(RESOURCES)}")

@@ -988,7 +988,7 @@ def staged_run(
             moved, made = [], []
             try:
                 for f in files:
-                    made += [d for d in reversed((out/f).parents) if (d == out or out in d.parents) and not d.exists()]
+                    made += [d for d in reversed((out/f).parents) if out in d.parents and not d.exists()]   # (`out` itself: the lock's)
                     (out/f).parent.mkdir(parents=True, exist_ok=True)
                     os.replace(stage/f, out/f); moved.append(f)
                 os.replace(stage/COMPLETE, out/COMPLETE)           # last: the run is finished

@@ -1557,9 +1557,10 @@ def _(c):
 
 @case("data", "FEWSHOT_DATA and FEWSHOT_CACHE of spaces: a folder named '  ' in the current one, never meant")
 def _(c):
-    for var, argv in (("FEWSHOT_DATA", ["data", "verify", "small"]), ("FEWSHOT_CACHE", ["data", "where"])):
+    for var, argv, remedy in (("FEWSHOT_DATA", ["data", "verify", "small"], "the data files to, e.g. FEWSHOT_DATA=../shared/data"),
+                              ("FEWSHOT_CACHE", ["data", "where"], "decoded arrays to, e.g. FEWSHOT_CACHE=/scratch/fewshot_cache")):
         old = os.environ.get(var); os.environ[var] = "  "
-        try: cli_refused(c, argv, f"${var} is blank ('  '): give a folder, or unset it")
+        try: cli_refused(c, argv, f"${var} is blank ('  '): give the folder to write {remedy}, or unset it for the per-user folder")
         finally:
             if old is None: del os.environ[var]
             else: os.environ[var] = old

@@ -190,7 +190,7 @@ class ClassificationBench:
         seeds = [seeds] if isinstance(seeds, int) else list(seeds)
         if not seeds or len(set(seeds)) != len(seeds): raise ValueError(f"seeds must be distinct integers, got {seeds}")
         self.sources, self.settings, self.n_tasks, self.seeds = dict(sources), {s.name: s for s in settings}, int(n_tasks), seeds
-        self.out_dir = None if out_dir is None else check_out_folder(out_dir, what="out_dir", writes="the task manifests", example="out_dir='runs/mine'")   # never the current folder by accident
+        self.out_dir = None if out_dir is None else check_out_folder(out_dir, what="out_dir", writes="the task manifests")   # never the current folder by accident
         by_name = {s.name: s for s in settings}
         for s in settings:
             if s.support_from is None: continue

@@ -11,7 +11,7 @@ from pathlib import Path
 from dataclasses import dataclass
 import numpy as np, pandas as pd, torch
 from PIL import Image
-from ..core import atomic_write, file_md5, progress, get_logger, page_fontsize
+from ..core import atomic_write, file_md5, progress, get_logger, page_fontsize, check_out_folder
 _log = get_logger("fewshot_nb.data.omniglot")   # downloads, decoding, the cache
 
 # %% auto #0
@@ -23,24 +23,21 @@ __all__ = ['RESOURCES', 'SETS', 'SMALL_SETS', 'RUN_ALPHABETS', 'RESAMPLE', 'ALPH
 def _user_cache() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home()/".cache")/"fewshot_nb"
 
-def _folder_setting(value, name:str, unset:str) -> Path|None:
-    "A folder named by the user (an argument or an environment variable), or None if not set; a blank one is refused."
-    if value is None or (name.startswith("$") and value == ""): return None   # `FEWSHOT_DATA= cmd`: unset, as shells mean it
-    if not isinstance(value, (str, os.PathLike)): raise ValueError(f"{name} must be a folder, as a str or a Path, got {value!r}")
-    if not os.fspath(value).strip():   # Path('') and Path(' ') are the current folder, or a folder named ' ' in it: never meant
-        raise ValueError(f"{name} is {'empty' if not os.fspath(value) else f'blank ({os.fspath(value)!r})'}: give a folder, or {unset}")
-    return Path(value).expanduser().resolve()
+def _env_folder(var:str, writes:str, example:str) -> Path|None:
+    "The folder `$var` names, or None if unset or empty (`FEWSHOT_DATA= cmd`, as shells mean it); blank is refused (`check_out_folder`)."
+    value = os.environ.get(var)
+    if not value: return None
+    return check_out_folder(value, what=f"${var}", writes=writes, example=f"{var}={example}, or unset it for the per-user folder").resolve()
 
 def data_root(root:str|Path|None=None) -> Path:
     "The data root: `root` if given, else `$FEWSHOT_DATA`, else a per-user folder."
-    if root is not None: return _folder_setting(root, "the data root", "None for FEWSHOT_DATA or the per-user folder")
-    env = _folder_setting(os.environ.get("FEWSHOT_DATA"), "$FEWSHOT_DATA", "unset it for the per-user folder")
-    return env if env is not None else _user_cache()/"data"
+    if root is not None:   # Path('') would be the current folder, and Path('  ') a folder of that name in it: never meant
+        return check_out_folder(root, what="data_root", writes="the data files", example="data_root=None for FEWSHOT_DATA or the per-user folder").resolve()
+    return _env_folder("FEWSHOT_DATA", "the data files", "../shared/data") or _user_cache()/"data"
 
 def cache_dir() -> Path:
     "Folder for decoded arrays and other derived files: `$FEWSHOT_CACHE`, else a per-user folder."
-    env = _folder_setting(os.environ.get("FEWSHOT_CACHE"), "$FEWSHOT_CACHE", "unset it for the per-user folder")
-    return env if env is not None else _user_cache()
+    return _env_folder("FEWSHOT_CACHE", "decoded arrays", "/scratch/fewshot_cache") or _user_cache()
 
 # %% ../../nbs/data/10_omniglot.ipynb #4b8bf82f
 @dataclass(frozen=True)
