@@ -30,6 +30,21 @@ __all__ = ['UNIT_SUFFIXES', 'COLUMN_UNITS', 'logger', 'PAGE_WIDTH_PX', 'COMPLETE
            'check_memory']
 
 # %% ../nbs/00_core.ipynb #7c7137cd
+_INDUCTOR_FLAG = "TORCHINDUCTOR_DETERMINISTIC"   # what torch's compiler reads, once, when it is first imported
+_flag_ours = False                               # whether seed_everything put it there
+
+def _use_deterministic(mode:bool):
+    """`torch.use_deterministic_algorithms(mode)` without its import of torch's compiler where that is not loaded yet:
+    the import takes 1.5 s, in every new process that seeds (each kernel, sweep point and CLI run). The compiler's
+    flag is then set through the variable it reads when it is imported."""
+    global _flag_ours
+    if "torch._inductor.config" in sys.modules or not hasattr(torch._C, "_set_deterministic_algorithms"):
+        torch.use_deterministic_algorithms(mode); return
+    torch._C._set_deterministic_algorithms(mode)
+    if mode and _INDUCTOR_FLAG not in os.environ: os.environ[_INDUCTOR_FLAG], _flag_ours = "1", True
+    elif not mode and _flag_ours: os.environ.pop(_INDUCTOR_FLAG, None); _flag_ours = False
+
+#| export
 def seed_everything(
     seed:int,                  # non-negative integer seed
     deterministic:bool=False,  # also force torch's deterministic algorithms (slower on GPU)
@@ -44,10 +59,8 @@ def seed_everything(
     if torch.cuda.is_available(): torch.cuda.manual_seed_all(seed)
     if deterministic:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-        torch.use_deterministic_algorithms(True)
         torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = True, False
-    else:
-        torch.use_deterministic_algorithms(False)
+    _use_deterministic(bool(deterministic))
     return np.random.default_rng(seed)
 
 # %% ../nbs/00_core.ipynb #279e549f

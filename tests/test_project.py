@@ -139,3 +139,13 @@ def test_xdist_groups_run_in_one_worker(tmp_path):
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     workers = (tmp_path/"workers.txt").read_text().split()
     assert len(workers) == 6 and len(set(workers)) == 1, f"one group ran on {sorted(set(workers))}"
+
+
+def test_importing_the_benches_leaves_the_heavy_modules_unloaded():
+    """Every kernel, sweep point and CLI run imports the package: scipy.stats and statsmodels (0.9-1.3 s) are imported by
+    the functions that use them, and seeding does not load torch's compiler (1.5 s), so a run that needs neither never pays."""
+    probe = ("import sys, fewshot_nb.bench, fewshot_nb.data, fewshot_nb.solvers; from fewshot_nb.core import seed_everything; "
+             "seed_everything(0, deterministic=True); seed_everything(0); "
+             "print(sorted(m for m in ('scipy.stats', 'statsmodels', 'torch._inductor.config', 'torch._dynamo') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 import numpy as np, pandas as pd, torch, torch.nn.functional as F
 from numpy.polynomial import Polynomial
 from torch import Tensor
-from scipy import stats
 from ..core import as_rng, to_tensor
 from ..metrics import CI, mean_ci
 from torch.func import vmap
@@ -388,6 +387,7 @@ def metric_correlations(
     if len(a) < 3: raise ValueError(f"a correlation with a p-value needs at least 3 pairs, got {len(a)}")
     if not (np.isfinite(a).all() and np.isfinite(b).all()): raise ValueError("a and b must be finite (drop NaN pairs explicitly)")
     if np.ptp(a) == 0 or np.ptp(b) == 0: raise ValueError("a or b is constant: its correlation is undefined")
+    from scipy import stats   # imported here: 0.8 s that every process importing the package would pay
     r, rp = stats.pearsonr(a, b); rho, sp = stats.spearmanr(a, b)
     return Correlation(float(r), float(rp), float(rho), float(sp), len(a))
 
