@@ -5,6 +5,9 @@ import pandas as pd
 import papermill as pm
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from refusals import assert_refused
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -199,16 +202,8 @@ def test_exp_generation_injected_every_figure_and_rerun_loads(tmp_path):
 
 
 def _assert_refused(tmp_path, notebook, cases):
-    "Each (parameters, message) of `cases` stops `notebook` with an error that contains the message."
-    for params, message in cases:
-        try:
-            pm.execute_notebook(str(ROOT/"nbs"/notebook), str(tmp_path/"bad.ipynb"),
-                                parameters=dict(out_dir=str(tmp_path/"out"), **params), cwd=str(ROOT),
-                                kernel_name="python3", progress_bar=False)
-        except pm.PapermillExecutionError as e:
-            assert message in str(e), e
-        else:
-            raise AssertionError(f"{params} was accepted by {notebook}")
+    "Each (parameters, message) of `cases` stops `notebook` with an error that contains the message (one kernel for all: tests/refusals.py)."
+    assert_refused(ROOT/"nbs"/notebook, cases, out_dir=str(tmp_path/"out"))
 
 
 def test_exp_generation_refuses_bad_parameters(tmp_path):

@@ -24,13 +24,32 @@ SMOKE_ELSEWHERE = {   # smoke runs of minutes each, tested on their own (tests/t
     "exp_generation": "test_exp_generation_injected_every_figure_and_rerun_loads",
     "exp_reproducibility": "test_exp_reproducibility_tiny_study_resumes_and_analyses",
 }
-SLURM_SMOKE = [e for e in EXPERIMENTS if e not in SMOKE_ELSEWHERE]
+SMOKE_IN_PAPERMILL = {   # their smoke preset run by a test of their own, with its files checked and a second run (tests/test_papermill.py)
+    "exp_beta": "test_exp_beta_injected_and_rerun_loads_checkpoints",
+    "exp_lake_runs": "test_exp_lake_runs_with_injected_parameters",
+    "exp_realistic": "test_exp_realistic_injected_and_rerun_reuses_features",
+}
+# Through Slurm, the experiments whose smoke preset no other test runs: what Slurm adds (the job array, the findings of
+# every experiment in one table and report, a second command that submits nothing) needs no more; every experiment goes
+# through `reproduce` in test_paper_dry_run_of_every_experiment (saves 110 s of CI's CPU)
+SLURM_SMOKE = [e for e in EXPERIMENTS if e not in SMOKE_ELSEWHERE and e not in SMOKE_IN_PAPERMILL]
+
+
+def test_every_smoke_preset_runs_in_ci():
+    "Each experiment's smoke preset is run through Slurm below or by the test named for it, which exists and sets the preset."
+    sources = {p.name: p.read_text() for p in Path(__file__).parent.glob("test_*.py")}
+    for e, test in {**SMOKE_ELSEWHERE, **SMOKE_IN_PAPERMILL}.items():
+        body = next((t.split(f"def {test}(", 1)[1].split("\ndef ", 1)[0] for t in sources.values() if f"def {test}(" in t), None)
+        assert body is not None, f"{e}: no test named {test}"
+        assert e in body or e in sources["test_reproducibility.py"], f"{test} does not run {e}"
+        assert 'preset="smoke"' in body or "TINY" in body, f"{test} does not run {e}'s smoke preset"
+    assert set(SLURM_SMOKE) | set(SMOKE_ELSEWHERE) | set(SMOKE_IN_PAPERMILL) == set(EXPERIMENTS)
 
 
 def test_smoke_through_slurm_then_nothing_submitted(tmp_path):
     """`reproduce --preset smoke --executor slurm`: the experiments through a real one-node Slurm (job array), their
-    findings in one table and one self-contained report, then the same command submits nothing. The two whose smoke
-    runs take minutes (SMOKE_ELSEWHERE) are left to their own tests, which run the same preset."""
+    findings in one table and one self-contained report, then the same command submits nothing. The experiments whose
+    smoke preset another test runs (SMOKE_ELSEWHERE, SMOKE_IN_PAPERMILL) are left to those tests."""
     require_slurm()
     EXPERIMENTS = SLURM_SMOKE
     out = tmp_path/"smoke"
@@ -50,7 +69,7 @@ def test_smoke_through_slurm_then_nothing_submitted(tmp_path):
     assert all((out/f"{e}.ipynb").is_file() for e in EXPERIMENTS)               # one executed notebook per experiment
     jobs = sorted(p.name for p in (out/"slurm").iterdir())
     records = {p: p.stat().st_mtime_ns for p in out.glob("*/points/*/record.json")}
-    assert len(records) == len(EXPERIMENTS) and jobs
+    assert len(records) == len(EXPERIMENTS) >= 3 and jobs
     second = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
     assert sorted(p.name for p in (out/"slurm").iterdir()) == jobs, "the second run submitted jobs"
