@@ -10,7 +10,7 @@ from fewshot_nb.sweep import Sweep, run_sweep, sweep_status, status_counts, coll
 ROOT = Path(__file__).resolve().parent.parent
 GRID = dict(n_way=[5, 10], seed=[0, 1])                          # 2 x 2 points: two run while two wait
 N_POINTS = 4
-FIXED = dict(n_tasks=12, image_size=20, runs_image_size=28)      # tiny: about 15 s a point
+FIXED = dict(n_tasks=12, image_size=20, runs_image_size=28, baselines=["pixel_nn"])   # tiny: about 12 s a point (MHD, 5 s more, is not what a sweep tests)
 
 
 def lake_sweep(out, **kw):
