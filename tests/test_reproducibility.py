@@ -81,6 +81,7 @@ def test_exp_reproducibility_refuses_bad_parameters(tmp_path):
     "Mistakes stop the study before any run, with what to do instead."
     assert_refused(ROOT/"nbs"/"exp_reproducibility.ipynb", (
                             (dict(algorithms=["maml"]), "no search space for ['maml']"),
+                            (dict(algorithms=["protonet"], optimizers=["adam"], n_configs=1), "1 algorithm x 1 optimiser x 1 configuration"),
                             (dict(repeats=1), "parameter 'repeats' must be at least 2, got 1"),
                             (dict(seeds=[3]), "parameter 'seeds' must have at least 2 items, got 1: [3]"),
                             (dict(optimizers=["rmsprop"]), "parameter 'optimizers' each item must be one of 'adam', 'sgd', got 'rmsprop'"),
