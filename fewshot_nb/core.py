@@ -44,7 +44,6 @@ def _use_deterministic(mode:bool):
     if mode and _INDUCTOR_FLAG not in os.environ: os.environ[_INDUCTOR_FLAG], _flag_ours = "1", True
     elif not mode and _flag_ours: os.environ.pop(_INDUCTOR_FLAG, None); _flag_ours = False
 
-#| export
 def seed_everything(
     seed:int,                  # non-negative integer seed
     deterministic:bool=False,  # also force torch's deterministic algorithms (slower on GPU)
