@@ -12,8 +12,8 @@ import pandas as pd
 from ..metrics import fmt, fmt_interval
 
 # %% auto #0
-__all__ = ['VERDICTS', 'TESTS', 'KINDS', 'FINDINGS_COLUMNS', 'decide', 'verdict_base', 'Finding', 'findings_table', 'verdict_of',
-           'paper_findings_missing_numbers', 'finding_texts', 'seed_pooled']
+__all__ = ['VERDICTS', 'TESTS', 'KINDS', 'Z90_OVER_Z95', 'FINDINGS_COLUMNS', 'interval90', 'decide', 'verdict_base', 'Finding',
+           'findings_table', 'verdict_of', 'paper_findings_missing_numbers', 'finding_texts', 'seed_pooled']
 
 # %% ../../nbs/bench/60a_findings.ipynb #0661d1ef
 VERDICTS = ("reproduced", "smaller effect", "larger effect", "direction only", "equivalent",
@@ -26,6 +26,17 @@ def _nan(x) -> bool:
     try: return x is None or math.isnan(float(x))
     except (TypeError, ValueError): return True
 
+# %% ../../nbs/bench/60a_findings.ipynb #a3c1e9d0
+Z90_OVER_Z95 = 1.6448536269514722 / 1.959963984540054   # the half-width of a normal 90% interval over that of a 95% one
+
+def interval90(
+    ours:float,   # our estimate
+    low:float,    # the lower end of its 95% interval
+    high:float,   # the upper end
+) -> tuple[float, float]:   # (low, high) of the 90% interval
+    "The 90% interval of an estimate from its 95% one: each side shrunk by z(0.95)/z(0.975), as a normal interval."
+    return ours - (ours - low) * Z90_OVER_Z95, ours + (high - ours) * Z90_OVER_Z95
+
 # %% ../../nbs/bench/60a_findings.ipynb #0dba9c64
 def decide(
     test:str,                    # 'effect', 'equivalence' ('null' is the same), 'direction' or 'untested'
@@ -37,6 +48,8 @@ def decide(
     null:float=0.0,              # the value of `ours` that means no effect
     sign:int=0,                  # the paper's direction, +1 above `null`, -1 below ('direction'; 'effect' reads it off the paper's value)
     margin:float=math.nan,       # 'equivalence': the margin; 'direction': the smallest effect that counts (NaN: 0)
+    low90:float=math.nan,        # 'equivalence': the lower end of our 90% interval (NaN: from the 95% one, `interval90`)
+    high90:float=math.nan,       # 'equivalence': its upper end
 ) -> str:                        # one of VERDICTS, with '(opposite direction)' where a result goes against the paper's
     "The one rule: the verdict of a finding from our interval, the paper's value and the claim's test."
     if test == "null": test = "equivalence"
@@ -45,8 +58,9 @@ def decide(
     ours, low, high, null = float(ours), float(low), float(high), float(null)
     if test == "equivalence":
         if _nan(margin) or margin <= 0: raise ValueError(f"a claim of no effect needs a margin above 0, got {margin!r}")
-        if null - margin <= low and high <= null + margin: return "equivalent"
-        return "not equivalent" if (low > null or high < null) else "inconclusive"
+        if _nan(low90) or _nan(high90): low90, high90 = interval90(ours, low, high)
+        if null - margin <= low90 and high90 <= null + margin: return "equivalent"        # both one-sided tests reject at 5%
+        return "not equivalent" if (low90 > null + margin or high90 < null - margin) else "inconclusive"
     if test == "effect":
         if _nan(paper_low): raise ValueError("an 'effect' finding needs the paper's value (paper_low)")
         pl, ph = float(paper_low), float(paper_low if _nan(paper_high) else paper_high)
@@ -78,6 +92,7 @@ def verdict_base(v:str) -> str:
 
 # %% ../../nbs/bench/60a_findings.ipynb #095f2b03
 _NUMBER = re.compile(r"(?<![A-Za-z.])[+\-−]?\d+(?:\.\d+)?")
+_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
 @dataclass
 class Finding:
@@ -101,9 +116,14 @@ class Finding:
     seeds:int = 1              # the seeds (training runs) behind our interval
     seeds_matter:bool = False  # whether seeds are known to move this result (one seed is then said in the verdict)
     note:str = ""              # how it was tested; for 'untested', why not
+    id:str = ""                # the claim's id in its paper's claims table (`bench.claims`); empty for a finding outside one
+    n:float = math.nan         # the sample behind our interval (tasks, runs, classes: see `note`)
+    low90:float = math.nan     # 'equivalence': our 90% interval (NaN: derived from the 95% one, `interval90`)
+    high90:float = math.nan
+    precondition:str = ""      # a precondition of the claim that fails (e.g. 'DA-GAN-RN is at chance'), shown beside the verdict
 
     def __post_init__(self):
-        for k in ("ours", "low", "high", "paper_low", "paper_high", "null", "margin"): setattr(self, k, float(getattr(self, k)))
+        for k in ("ours", "low", "high", "paper_low", "paper_high", "null", "margin", "n", "low90", "high90"): setattr(self, k, float(getattr(self, k)))
         self.sign, self.seeds, self.seeds_matter = int(self.sign), int(self.seeds), bool(self.seeds_matter)
         c = repr(self.claim)
         if self.test == "null": self.test = "equivalence"   # the word a CSV reader would take for a missing value is not stored
@@ -132,11 +152,19 @@ class Finding:
                 raise ValueError(f"{c}: the paper prints a number ({self.paper!r}): give it in {self.unit!r} as paper_low/paper_high "
                                  f"(test='effect'), or say in `incomparable` why it cannot be set against ours")
         if self.test == "untested" and not self.note.strip(): raise ValueError(f"{c}: an untested finding says why (note)")
+        if self.id and not _ID.match(self.id): raise ValueError(f"{c}: an id is lower-case letters, digits, '.', '_' and '-', got {self.id!r}")
+        measured = not any(map(math.isnan, (self.ours, self.low, self.high)))
+        if self.test == "equivalence" and measured:
+            if math.isnan(self.low90) or math.isnan(self.high90): self.low90, self.high90 = interval90(self.ours, self.low, self.high)
+            if not self.low <= self.low90 <= self.ours <= self.high90 <= self.high:
+                raise ValueError(f"{c}: the 90% interval [{self.low90}, {self.high90}] must lie inside the 95% one [{self.low}, {self.high}] and hold ours")
+        elif self.test != "equivalence": self.low90 = self.high90 = math.nan   # only an equivalence reads it
 
     @property
     def verdict(self) -> str:
         "The verdict by the one rule (`decide`), with '(one seed)' where seeds matter and one is all we have."
-        return _qualified(decide(self.test, self.ours, self.low, self.high, self.paper_low, self.paper_high, self.null, self.sign, self.margin),
+        return _qualified(decide(self.test, self.ours, self.low, self.high, self.paper_low, self.paper_high, self.null, self.sign, self.margin,
+                                 self.low90, self.high90),
                           self.seeds_matter, self.seeds)
 
     @property
@@ -147,15 +175,16 @@ class Finding:
 
     def given(self,
               condition:bool,  # a precondition of the claim, e.g. 'the models compared learned something'
-              why:str,         # what failed, for the note, when `condition` is false
-             ) -> "Finding":   # this finding if `condition` holds, else an untested copy saying why
-        "The finding, tested only where its precondition holds."
+              why:str,         # what failed, shown beside the verdict when `condition` is false
+             ) -> "Finding":   # this finding, with the failed precondition recorded (its test and verdict unchanged)
+        "The finding with its precondition: one that fails is shown beside the verdict, never turned into 'untested'."
         if condition: return self
-        return replace(self, test="untested", note=f"{why}; {self.note}" if self.note else why)
+        return replace(self, precondition="; ".join(p for p in (self.precondition, why) if p))
 
 # %% ../../nbs/bench/60a_findings.ipynb #27bf386a
-FINDINGS_COLUMNS = ["claim", "kind", "where", "paper", "paper_low", "paper_high", "ours", "low", "high", "unit", "ratio",
-                    "seeds", "verdict", "test", "null", "sign", "margin", "margin_why", "incomparable", "seeds_matter", "note"]
+FINDINGS_COLUMNS = ["id", "claim", "kind", "where", "paper", "paper_low", "paper_high", "ours", "low", "high", "unit", "ratio",
+                    "seeds", "n", "verdict", "precondition", "test", "null", "sign", "margin", "margin_why", "low90", "high90",
+                    "incomparable", "seeds_matter", "note"]
 
 def findings_table(
     findings:list[Finding],   # the findings of one run
@@ -171,7 +200,7 @@ def verdict_of(
     "Recompute a stored row's verdict from its numbers."
     g = lambda k, d=math.nan: d if k not in row or (not isinstance(row[k], str) and _nan(row[k])) else row[k]
     v = decide(str(g("test", "untested")), g("ours"), g("low"), g("high"), g("paper_low"), g("paper_high"), float(g("null", 0.0)),
-               int(g("sign", 0)), g("margin"))
+               int(g("sign", 0)), g("margin"), g("low90"), g("high90"))
     return _qualified(v, bool(g("seeds_matter", False)), int(g("seeds", 1)))
 
 # %% ../../nbs/bench/60a_findings.ipynb #234986b8
