@@ -19,7 +19,7 @@ __all__ = ['VERDICTS', 'TESTS', 'KINDS', 'Z90_OVER_Z95', 'FINDINGS_COLUMNS', 'in
 VERDICTS = ("reproduced", "smaller effect", "larger effect", "direction only", "equivalent",
             "not equivalent", "inconclusive", "not reproduced", "untested")   # in the order the report counts them
 TESTS = ("effect", "equivalence", "direction", "untested")   # "null" is taken for "equivalence" (a claim of no effect)
-KINDS = ("paper", "control")   # a claim a paper of ours states, or a sanity or plumbing check of ours
+KINDS = ("paper", "control", "extension")   # a claim a paper of ours states, a check of ours, or a paper's claim carried to another method of ours
 
 # %% ../../nbs/bench/60a_findings.ipynb #43deaf85
 def _nan(x) -> bool:
@@ -92,7 +92,7 @@ def verdict_base(v:str) -> str:
 
 # %% ../../nbs/bench/60a_findings.ipynb #095f2b03
 _NUMBER = re.compile(r"(?<![A-Za-z.])[+\-−]?\d+(?:\.\d+)?")
-_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*(@[A-Za-z0-9._+-]+)?$")   # a claim's id, with '@variant' for an extension
 
 @dataclass
 class Finding:
@@ -112,7 +112,7 @@ class Finding:
     margin:float = math.nan    # 'equivalence': the margin; 'direction': the smallest effect that counts
     margin_why:str = ""        # why this margin
     incomparable:str = ""      # a 'direction' claim whose paper prints a number: why that number cannot be set against ours
-    kind:str = "paper"         # 'paper': a claim a paper of ours states; 'control': a check of ours
+    kind:str = "paper"         # 'paper': a claim a paper of ours states; 'control': a check of ours; 'extension': a paper's claim on another method
     seeds:int = 1              # the seeds (training runs) behind our interval
     seeds_matter:bool = False  # whether seeds are known to move this result (one seed is then said in the verdict)
     note:str = ""              # how it was tested; for 'untested', why not
@@ -152,7 +152,7 @@ class Finding:
                 raise ValueError(f"{c}: the paper prints a number ({self.paper!r}): give it in {self.unit!r} as paper_low/paper_high "
                                  f"(test='effect'), or say in `incomparable` why it cannot be set against ours")
         if self.test == "untested" and not self.note.strip(): raise ValueError(f"{c}: an untested finding says why (note)")
-        if self.id and not _ID.match(self.id): raise ValueError(f"{c}: an id is lower-case letters, digits, '.', '_' and '-', got {self.id!r}")
+        if self.id and not _ID.match(self.id): raise ValueError(f"{c}: an id is lower-case letters, digits, '.', '_' and '-' (then '@variant'), got {self.id!r}")
         measured = not any(map(math.isnan, (self.ours, self.low, self.high)))
         if self.test == "equivalence" and measured:
             if math.isnan(self.low90) or math.isnan(self.high90): self.low90, self.high90 = interval90(self.ours, self.low, self.high)
