@@ -7,11 +7,17 @@ files (`fewshot_nb.bench.discussion`). When the rule of a verdict, the paper's n
 the stored run's `findings.csv` and the notebook's outputs go stale; re-running the whole experiment to refresh them
 costs minutes to an hour of training. This tool plays the notebook's kernel as `tests/test_stored_runs.py` does (the
 parameters cell and the cell after it, in `nbs/`, so `out_dir` is the stored default run `nbs/runs/<experiment>/`), then
-runs, in order, every `findings` cell (which rewrites the run's findings.csv) and every discussion cell (one that calls
+runs, in order, every `claims` cell (the claims table shown), every `findings` cell (which rewrites the run's findings.csv)
+and every discussion cell (one that calls
 `discuss(template, out_dir)` or `prose(...)`), and
 stores what each shows as that cell's output. Cells that train or compute are not run.
 
     python tools/render_prose.py nbs/exp_generation.ipynb [nbs/exp_beta.ipynb ...] [--check]
+    python tools/render_prose.py nbs/exp_omniglot_protocol.ipynb --run nbs/results/exp_omniglot_protocol_cosine_koch [--check]
+
+With `--run DIR` it re-derives the findings.csv of another stored run of that notebook (one made with other
+parameters): the kernel gets the run's own parameters from its run.json (all but where it read and wrote), and only
+the `findings` cells are played; the notebook's outputs, which show the default run, are left alone.
 
 With `--check` it changes nothing: it plays the cells on a copy of the run folder and exits 1 when the stored
 findings.csv, or a stored output, differs from what the run's files give, or when a discussion cannot be rendered from
@@ -70,9 +76,13 @@ def _shown(ns:dict, src:str, name:str):
     return None if last is None else eval(compile(ast.Expression(last.value), f"{name} (last line)", "eval"), ns)
 
 
-def render(nb_path:Path, run_dir:Path|None=None) -> dict[int, dict|None]:
+RUN_PLACE = ("out_dir", "data_root", "checkpoint_dir", "progress")   # where a run read and wrote: never taken from its record
+
+
+def render(nb_path:Path, run_dir:Path|None=None, own_params:bool=False) -> dict[int, dict|None]:
     """Cell index -> the output data ({mime: text}) it shows now (None: nothing), for every `findings` and discussion cell of
-    `nb_path`, played on the stored default run (or on `run_dir`, a copy of it)."""
+    `nb_path`, played on the stored default run (or on `run_dir`, a copy of it). With `own_params`, the kernel takes the
+    parameters recorded in `run_dir`'s run.json and plays the `findings` cells only."""
     nb = json.loads(nb_path.read_text(encoding="utf-8"))
     params, setup = check_cells(nb_path)
     cwd = os.getcwd(); os.chdir(ROOT/"nbs"); os.environ.setdefault("FEWSHOT_PROGRESS", "0")
@@ -82,15 +92,18 @@ def render(nb_path:Path, run_dir:Path|None=None) -> dict[int, dict|None]:
         if run_dir is not None: ns["out_dir"] = str(run_dir)
         if not (Path(ns["out_dir"])/"run.json").is_file():
             raise SystemExit(f"{nb_path.name}: no stored default run in nbs/{ns['out_dir']} (run the notebook with tools/run_notebooks.py first)")
+        if own_params:
+            recorded = json.loads((Path(ns["out_dir"])/"run.json").read_text())["params"]
+            ns.update({k: v for k, v in recorded.items() if k in ns and k not in RUN_PLACE})
         exec(compile(setup, f"{nb_path.name}:setup", "exec"), ns)
         out = {}
         for k, c in enumerate(nb["cells"]):
             s = _src(c)
             if c["cell_type"] != "code": continue
-            if "findings" in _tags(c):
-                shown = _shown(ns, s, f"{nb_path.name}:cell {k} (findings)")
+            if {"findings", "claims"} & set(_tags(c)) and not (own_params and "findings" not in _tags(c)):   # the claims shown, and the findings measured and judged
+                shown = _shown(ns, s, f"{nb_path.name}:cell {k} ({'findings' if 'findings' in _tags(c) else 'claims'})")
                 out[k] = None if shown is None else {"text/plain": str(shown)}
-            elif PROSE.search(s):
+            elif PROSE.search(s) and not own_params:
                 try: shown = _shown(ns, s, f"{nb_path.name}:cell {k}")
                 except NameError as e:   # the cell reads a variable of a computing cell: a discussion must read files only
                     print(f"{nb_path.name}: cell {k} not rendered ({e}: a variable of a cell that computes; a discussion reads the run's files only)")
@@ -106,7 +119,7 @@ def _stored(c) -> dict|None:
     for o in c.get("outputs", []):
         d = o.get("data", {})
         if "text/markdown" in d: return {"text/markdown": "".join(d["text/markdown"])}
-        if "text/plain" in d and "findings" in _tags(c): return {"text/plain": "".join(d["text/plain"])}
+        if "text/plain" in d and {"findings", "claims"} & set(_tags(c)): return {"text/plain": "".join(d["text/plain"])}
     return None
 
 
@@ -124,12 +137,30 @@ def stored_run_dir(nb_path:Path) -> Path:
     return ROOT/"nbs"/ns["out_dir"]
 
 
+def rederive(nb_path:Path, run:Path, check:bool=False) -> int:
+    "Re-derive the findings.csv of a stored run of `nb_path` made with other parameters (with `check`: say whether it is stale)."
+    if not (run/"findings.csv").is_file(): raise SystemExit(f"{run} has no findings.csv: not a finished run of {nb_path.name}")
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp)/run.name; shutil.copytree(run, copy)
+        render(nb_path, copy, own_params=True)
+        diff = findings_differences(run/"findings.csv", copy/"findings.csv")
+        if diff and not check:
+            tmpf = run/".findings.csv.tmp"; shutil.copyfile(copy/"findings.csv", tmpf); tmpf.replace(run/"findings.csv")
+    print(f"{run.name}: findings.csv {'stale' if check else 're-derived'} ({'; '.join(diff[:3])}{' ...' if len(diff) > 3 else ''})"
+          if diff else f"{run.name}: findings.csv up to date")
+    return 1 if check and diff else 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="example: python tools/render_prose.py nbs/exp_generation.ipynb --check")
     ap.add_argument("notebooks", nargs="+", type=Path)
     ap.add_argument("--check", action="store_true", help="change nothing; exit 1 when a stored findings.csv or discussion is stale")
+    ap.add_argument("--run", type=Path, help="a stored run of the notebook made with other parameters: re-derive its findings.csv only")
     a = ap.parse_args(argv)
+    if a.run is not None:
+        if len(a.notebooks) != 1: ap.error("--run takes one notebook, the one that made the run")
+        return rederive(a.notebooks[0].resolve(), a.run.resolve(), a.check)
     stale = 0
     for p in a.notebooks:
         p = p.resolve(); nb = json.loads(p.read_text(encoding="utf-8")); changed = []

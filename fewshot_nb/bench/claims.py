@@ -129,7 +129,8 @@ def judge(
             where = f"; measured in the stored run {r.measured_in}" if r.measured_in.strip() else ""
             out.append(replace(t, test="untested", note=f"not measured by this run (its parameters leave it out){where}")); continue
         for m in sorted(ms, key=lambda m: m.variant != ""):
-            note = "; ".join(s for s in (t.note, m.note, f"measured in {m.run}" if m.run else "") if s)
+            own = f"the claim measured on {m.variant}" if m.variant else t.note   # the claim's note tells how the claim itself is measured
+            note = "; ".join(s for s in (own, m.note, f"measured in {m.run}" if m.run else "") if s)
             kw = dict(ours=m.ours, low=m.low, high=m.high, n=m.n, seeds=m.seeds, low90=m.low90, high90=m.high90,
                       precondition=m.precondition, note=note)
             if m.variant:

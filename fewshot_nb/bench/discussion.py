@@ -70,9 +70,10 @@ def finding(self:RunFiles,
             text:str,                    # a part of the claim, unique among the run's findings
             file:str="findings.csv",     # the findings file
            ) -> pd.Series:               # the row of that finding
-    "The one finding whose claim is `text`, or else contains it."
+    "The one finding whose id is `text`, or whose claim is `text`, or else contains it."
     f = self.csv(file)
-    hit = f[f["claim"] == text]   # a whole claim is never ambiguous (e.g. beside its '(pooled over 3 seeds)' twin)
+    hit = f[f["id"].astype(str) == text] if "id" in f.columns else f.iloc[:0]   # an id (`bench.claims`): never ambiguous
+    if hit.empty: hit = f[f["claim"] == text]   # a whole claim is never ambiguous (e.g. beside its '(pooled over 3 seeds)' twin)
     if hit.empty: hit = f[f["claim"].str.contains(text, regex=False)]
     if hit.empty and self.absent == "untested":   # e.g. a run with one beta cannot test a shape over betas
         return pd.Series(dict(claim=text, ours=float("nan"), low=float("nan"), high=float("nan"), unit="", test="untested",
@@ -138,7 +139,7 @@ def _number(x, fmtspec:str|None) -> str:
 # %% ../../nbs/bench/60b_discussion.ipynb #f6eccd59
 def _finding(R:RunFiles, kind:str, text:str, fmtspec:str|None) -> str:
     f = R.csv("findings.csv")
-    hit = f[f["claim"].str.contains(text, regex=False)]
+    hit = f[f["claim"].str.contains(text, regex=False) | (f["id"].astype(str) == text if "id" in f.columns else False)]
     if hit.empty: raise _Miss(text)
     r = R.finding(text)   # refuses an ambiguous text, with the claims there are
     digits = int(fmtspec.split(".")[1]) if fmtspec and "." in fmtspec else 1
@@ -203,11 +204,14 @@ def findings_markdown(
 ) -> str:                    # a Markdown table: claim, where, the paper's number, ours [95% CI], ours/paper, seeds, verdict
     "The findings beside the paper's numbers, as a discussion shows them."
     t, rows = finding_texts(findings), []
+    text = lambda r, k: r.get(k, "") if isinstance(r.get(k, ""), str) else ""   # a missing or empty text column reads as NaN
     for i, r in findings.iterrows():
-        paper = r.get("paper", "") if isinstance(r.get("paper", ""), str) else ""
-        rows.append([r["claim"], r["where"], t.paper_value[i] or paper, t.ours_ci[i], t.ratio_text[i],
-                     str(int(r["seeds"])) if "seeds" in r else "", r["verdict"]])
-    head = "| claim | where | paper | ours [95% CI] | ours/paper | seeds | verdict |\n|---|---|---|---|---|---|---|"
+        pre = text(r, "precondition")
+        rows.append([r["claim"], r["where"], t.paper_value[i] or text(r, "paper"), t.ours_ci[i], t.ratio_text[i],
+                     str(int(r["seeds"])) if "seeds" in r else "", r["verdict"] + (f" (precondition not met: {pre})" if pre else "")])
+    ids = "id" in findings.columns and findings["id"].map(lambda x: isinstance(x, str) and x != "").any()
+    if ids: rows = [[text(r, "id"), *row] for (_, r), row in zip(findings.iterrows(), rows)]
+    head = ("| id " if ids else "") + "| claim | where | paper | ours [95% CI] | ours/paper | seeds | verdict |\n" + ("|---" if ids else "") + "|---|---|---|---|---|---|---|"
     esc = lambda s: str(s).replace("|", "\\|").replace("\n", " ")
     return head + "".join("\n| " + " | ".join(esc(c) for c in row) + " |" for row in rows)
 

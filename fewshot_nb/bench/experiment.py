@@ -6,11 +6,12 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bench/experiment.html.md"""
 
 # %% ../../nbs/bench/60_experiment.ipynb #b0949e81
 from __future__ import annotations
+import json
 from pathlib import Path
 import fewshot_nb
 
 # %% auto #0
-__all__ = ['experiments_dir', 'stored_run']
+__all__ = ['RUN_PLACE', 'experiments_dir', 'stored_run', 'ran_with_defaults']
 
 # %% ../../nbs/bench/60_experiment.ipynb #597492d2
 def experiments_dir() -> Path:
@@ -37,3 +38,17 @@ def stored_run(
     for cand in (p, rel, shipped):
         if cand is not None and (cand/marker).is_file(): return cand
     return None
+
+# %% ../../nbs/bench/60_experiment.ipynb #e1d7a002
+RUN_PLACE = ("out_dir", "data_root", "checkpoint_dir", "progress")   # where a run reads and writes, and what it prints
+
+def ran_with_defaults(
+    folder:str|Path,          # a run's folder, with its run.json
+    ignore:tuple=RUN_PLACE,   # parameters that may be given without changing what the run computes
+) -> bool:                    # whether every other parameter came from the notebook's parameters cell
+    "Whether a stored run is its notebook's default run, by the sources its run.json records."
+    f = Path(folder)/"run.json"
+    if not f.is_file(): raise FileNotFoundError(f"{f} does not exist: the run did not finish, or {folder} is not a run folder")
+    src = (json.loads(f.read_text()).get("extra") or {}).get("parameter_sources")
+    if not src: raise ValueError(f"{f} records no parameter_sources (a run older than the record): run the experiment again")
+    return all(v == "default" for k, v in src.items() if k not in ignore)
