@@ -25,7 +25,7 @@ def test_default_run_findings_use_the_rule(exp):
     d = pd.read_csv(f)
     missing = [c for c in FINDINGS_COLUMNS if c not in d.columns]
     assert not missing, f"{f.relative_to(ROOT)} lacks {missing}: re-derive it (python tools/render_prose.py nbs/{exp}.ipynb)"
-    assert set(d.kind) <= {"paper", "control"} and d.seeds.ge(1).all(), d[["claim", "kind", "seeds"]]
+    assert set(d.kind) <= {"paper", "control", "extension"} and d.seeds.ge(1).all(), d[["claim", "kind", "seeds"]]
 
 
 @pytest.mark.parametrize("path", [*DEFAULT.values(), *RESULTS], ids=lambda p: str(p.relative_to(ROOT/"nbs")))
@@ -78,3 +78,29 @@ def test_default_run_names_its_validation_split(exp):
         assert {"value", "chosen_on", "reported_on"} <= set(c), (exp, name, c)
         assert "validation" in c["chosen_on"].lower() and "validation" not in c["reported_on"].lower(), (exp, name, c)
         assert c["chosen_on"] != c["reported_on"], (exp, name, c)
+
+
+def _report_table_stored() -> str:
+    "The per-paper scorecard as nbs/bench/64_report.ipynb shows it (its stored output)."
+    import json
+    cells = json.loads((ROOT/"nbs"/"bench"/"64_report.ipynb").read_text(encoding="utf-8"))["cells"]
+    cell = next(c for c in cells if "".join(c["source"]).strip().endswith("Markdown(_md_table(P))"))
+    return "".join(cell["outputs"][0]["data"]["text/markdown"])
+
+
+def test_the_stored_scorecard_is_what_the_files_give():
+    """The report notebook's stored scorecard (distinct claims per paper, by verdict) is what the stored runs' findings give
+    now: a run re-derived without re-running the report fails here (python tools/run_notebooks.py nbs/bench/64_report.ipynb)."""
+    from fewshot_nb.bench.report import EXPERIMENTS, collect_findings, summary_table, _md_table
+    runs = {e: ROOT/"nbs"/"runs"/e for e in EXPERIMENTS if (ROOT/"nbs"/"runs"/e/"run.json").is_file()}
+    now = _md_table(summary_table(collect_findings(runs), by=("paper",)))
+    assert _report_table_stored().strip() == now.strip(), "nbs/bench/64_report.ipynb shows a stale scorecard: run tools/run_notebooks.py on it"
+
+
+def test_a_stale_scorecard_is_seen(monkeypatch):
+    "The check can fail: one verdict changed in one run's findings changes the scorecard."
+    from fewshot_nb.bench.report import summary_table, collect_findings, _md_table
+    runs = {"exp_lake_runs": ROOT/"nbs"/"runs"/"exp_lake_runs", "exp_omniglot_protocol": ROOT/"nbs"/"runs"/"exp_omniglot_protocol"}
+    f = collect_findings(runs)
+    g = f.copy(); g.loc[g.id == "oe.gap.20w5s", "verdict"] = "inconclusive"
+    assert _md_table(summary_table(f, by=("paper",))) != _md_table(summary_table(g, by=("paper",)))

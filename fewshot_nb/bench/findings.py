@@ -154,11 +154,17 @@ class Finding:
         if self.test == "untested" and not self.note.strip(): raise ValueError(f"{c}: an untested finding says why (note)")
         if self.id and not _ID.match(self.id): raise ValueError(f"{c}: an id is lower-case letters, digits, '.', '_' and '-' (then '@variant'), got {self.id!r}")
         measured = not any(map(math.isnan, (self.ours, self.low, self.high)))
-        if self.test == "equivalence" and measured:
-            if math.isnan(self.low90) or math.isnan(self.high90): self.low90, self.high90 = interval90(self.ours, self.low, self.high)
+        if self.test == "equivalence" and measured and not (math.isnan(self.low90) or math.isnan(self.high90)):   # given: checked
             if not self.low <= self.low90 <= self.ours <= self.high90 <= self.high:
                 raise ValueError(f"{c}: the 90% interval [{self.low90}, {self.high90}] must lie inside the 95% one [{self.low}, {self.high}] and hold ours")
         elif self.test != "equivalence": self.low90 = self.high90 = math.nan   # only an equivalence reads it
+
+    @property
+    def interval90(self) -> tuple[float, float]:
+        "The 90% interval an equivalence verdict reads: the one given, or the one `interval90` derives from the 95% one."
+        if self.test != "equivalence" or any(map(math.isnan, (self.ours, self.low, self.high))): return math.nan, math.nan
+        if math.isnan(self.low90) or math.isnan(self.high90): return interval90(self.ours, self.low, self.high)
+        return self.low90, self.high90
 
     @property
     def verdict(self) -> str:
@@ -190,7 +196,7 @@ def findings_table(
     findings:list[Finding],   # the findings of one run
 ) -> pd.DataFrame:            # one row per finding: FINDINGS_COLUMNS, verdict and ratio computed
     "The findings as a tidy table, ready for `save_csv`."
-    rows = [dict(asdict(f), verdict=f.verdict, ratio=f.ratio) for f in findings]
+    rows = [dict(asdict(f), verdict=f.verdict, ratio=f.ratio, **dict(zip(("low90", "high90"), f.interval90))) for f in findings]   # the 90% interval the verdict read
     return pd.DataFrame(rows, columns=FINDINGS_COLUMNS)
 
 # %% ../../nbs/bench/60a_findings.ipynb #16027046

@@ -31,7 +31,7 @@ EXPERIMENTS = {   # experiment notebook -> its paper
 }
 
 # %% ../../nbs/bench/64_report.ipynb #81aae688
-REPORT_COLUMNS = ["experiment", "paper", "kind", "finding", "where", "paper_number", "paper_low", "paper_high", "ours", "low", "high",
+REPORT_COLUMNS = ["experiment", "paper", "id", "kind", "finding", "where", "paper_number", "paper_low", "paper_high", "ours", "low", "high",
                   "unit", "ratio", "seeds", "verdict", "reason", "run"]
 
 def collect_findings(
@@ -52,7 +52,8 @@ def collect_findings(
         if bad := [r.claim for _, r in d.iterrows() if verdict_of(r) != r.verdict]:
             raise ValueError(f"{f}: the verdicts of {bad} are not what their numbers give by the rule (fewshot_nb.bench.findings.decide)")
         text = lambda col: d[col].astype(object).fillna("")   # (a column of NaN only reads as float)
-        tables.append(pd.DataFrame(dict(experiment=name, paper=EXPERIMENTS[name], kind=d.kind, finding=d.claim, where=d["where"],
+        ids = text("id") if "id" in d else ""   # the claim's id in its paper's claims table (bench.claims); none in older runs
+        tables.append(pd.DataFrame(dict(experiment=name, paper=EXPERIMENTS[name], id=ids, kind=d.kind, finding=d.claim, where=d["where"],
                                         paper_number=text("paper"), paper_low=d.paper_low, paper_high=d.paper_high,
                                         ours=d.ours, low=d.low, high=d.high, unit=d["unit"], ratio=d.ratio, seeds=d.seeds,
                                         verdict=d.verdict, reason=text("note"), run=str(folder))))
@@ -65,11 +66,16 @@ def summary_table(
     findings:pd.DataFrame,   # `collect_findings`'s table
     by:tuple=("paper", "experiment"),   # the rows: per paper and experiment, or ("paper",) for per paper
 ) -> pd.DataFrame:           # one row per group: the count of each verdict of the papers' claims, their total, and the controls
-    "How many of the papers' claims get each verdict, and how many controls of ours pass."
+    "How many of the papers' distinct claims get each verdict, how many controls of ours pass, and how many extensions were run."
     by = list(by)
-    cols = [*by, *VERDICTS, "claims", "controls", "controls passing"]
+    cols = [*by, *VERDICTS, "claims", "controls", "controls passing", "extensions"]
     if findings.empty: return pd.DataFrame(columns=cols)
     f = findings.assign(verdict=findings.verdict.map(verdict_base), passing=findings.verdict.map(verdict_base).isin(PASSING))
+    if "id" in f:   # a claim is counted once: the rows of one id (a claim two runs measure) must agree, and count as one
+        ided = f[f["id"].fillna("").astype(str) != ""]
+        if bad := sorted(i for i, v in ided.groupby("id").verdict if v.nunique() > 1):
+            raise ValueError(f"claims with two verdicts in the findings given: {bad}")
+        f = pd.concat([ided.drop_duplicates("id"), f[f["id"].fillna("").astype(str) == ""]]).sort_index()
     keys = pd.MultiIndex.from_frame(f[by].drop_duplicates()) if len(by) > 1 else pd.Index(f[by[0]].drop_duplicates(), name=by[0])
     count = lambda d, col: d.groupby(by, sort=False)[col].sum().reindex(keys, fill_value=0).astype(int) if len(d) else pd.Series(0, index=keys)
     claims, ctl = f[f.kind == "paper"], f[f.kind == "control"]
@@ -77,6 +83,7 @@ def summary_table(
     t["claims"] = t.sum(axis=1)
     t["controls"] = count(ctl.assign(x=1), "x")
     t["controls passing"] = count(ctl, "passing")
+    t["extensions"] = count(f[f.kind == "extension"].assign(x=1), "x")   # a paper's claim carried to another method: shown, not counted
     return t.reset_index()[cols]
 
 # %% ../../nbs/bench/64_report.ipynb #dbb78753
