@@ -60,7 +60,7 @@ def test_smoke_through_slurm_then_nothing_submitted(tmp_path):
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     F = pd.read_csv(out/"findings.csv")
     assert set(F.experiment) == set(EXPERIMENTS), f"experiments without findings: {set(EXPERIMENTS) - set(F.experiment)}"
-    assert set(F.verdict.map(verdict_base)) <= set(VERDICTS) and set(F.kind) <= {"paper", "control"} and F.finding.notna().all() and F.run.notna().all()
+    assert set(F.verdict.map(verdict_base)) <= set(VERDICTS) and set(F.kind) <= {"paper", "control", "extension"} and F.finding.notna().all() and F.run.notna().all()
     html = (out/"report"/"index.html").read_text()
     assert "data:image/png;base64," in html and "The papers&#x27; claims" in html   # self-contained: figures embedded
     md = (out/"report"/"README.md").read_text()
