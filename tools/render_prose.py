@@ -76,9 +76,6 @@ def _shown(ns:dict, src:str, name:str):
     return None if last is None else eval(compile(ast.Expression(last.value), f"{name} (last line)", "eval"), ns)
 
 
-RUN_PLACE = ("out_dir", "data_root", "checkpoint_dir", "progress")   # where a run read and wrote: never taken from its record
-
-
 def render(nb_path:Path, run_dir:Path|None=None, own_params:bool=False) -> dict[int, dict|None]:
     """Cell index -> the output data ({mime: text}) it shows now (None: nothing), for every `findings` and discussion cell of
     `nb_path`, played on the stored default run (or on `run_dir`, a copy of it). With `own_params`, the kernel takes the
@@ -93,6 +90,7 @@ def render(nb_path:Path, run_dir:Path|None=None, own_params:bool=False) -> dict[
         if not (Path(ns["out_dir"])/"run.json").is_file():
             raise SystemExit(f"{nb_path.name}: no stored default run in nbs/{ns['out_dir']} (run the notebook with tools/run_notebooks.py first)")
         if own_params:
+            from fewshot_nb.bench.experiment import RUN_PLACE   # where the run read and wrote: never taken from its record
             recorded = json.loads((Path(ns["out_dir"])/"run.json").read_text())["params"]
             ns.update({k: v for k, v in recorded.items() if k in ns and k not in RUN_PLACE})
         exec(compile(setup, f"{nb_path.name}:setup", "exec"), ns)

@@ -6,12 +6,12 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bench/claims.html.md"""
 
 # %% ../../nbs/bench/60c_claims.ipynb #90e6a6ea
 from __future__ import annotations
-import json, math, re
+import json, math
 from dataclasses import dataclass, replace
 from pathlib import Path
 import pandas as pd
 from .experiment import experiments_dir
-from .findings import Finding, findings_table
+from .findings import Finding, findings_table, printed_numbers
 
 # %% auto #0
 __all__ = ['CLAIM_COLUMNS', 'claims_file', 'load_claims', 'paper_value', 'Measured', 'judge', 'all_claims']
@@ -56,8 +56,8 @@ def load_claims(
             values = json.loads(r.paper_values) if r.paper_values.strip() else {}
             if not isinstance(values, dict) or not all(isinstance(v, (int, float)) for v in values.values()):
                 raise ValueError(f"paper_values must be a JSON object of numbers, got {r.paper_values!r}")
-            printed = {float(x.replace("−", "-")) for x in re.findall(r"(?<![A-Za-z.])[+\-−]?\d+(?:\.\d+)?", r.paper)}   # the numbers as printed
-            if off := [k for k, v in values.items() if abs(float(v)) not in {abs(p) for p in printed}]:
+            printed = {abs(p) for p in printed_numbers(r.paper)}
+            if off := [k for k, v in values.items() if abs(float(v)) not in printed]:
                 raise ValueError(f"paper_values {off} are not numbers of the paper as printed ({r.paper!r})")
             if r.test == "untested" and not r.untestable.strip():
                 raise ValueError("a claim registered as untested says why in `untestable` (the data or hardware we lack)")

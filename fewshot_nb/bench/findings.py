@@ -12,8 +12,9 @@ import pandas as pd
 from ..metrics import fmt, fmt_interval
 
 # %% auto #0
-__all__ = ['VERDICTS', 'TESTS', 'KINDS', 'Z90_OVER_Z95', 'FINDINGS_COLUMNS', 'interval90', 'decide', 'verdict_base', 'Finding',
-           'findings_table', 'verdict_of', 'paper_findings_missing_numbers', 'finding_texts', 'seed_pooled']
+__all__ = ['VERDICTS', 'TESTS', 'KINDS', 'Z90_OVER_Z95', 'FINDINGS_COLUMNS', 'interval90', 'decide', 'verdict_base',
+           'printed_numbers', 'Finding', 'findings_table', 'verdict_of', 'paper_findings_missing_numbers',
+           'finding_texts', 'seed_pooled']
 
 # %% ../../nbs/bench/60a_findings.ipynb #0661d1ef
 VERDICTS = ("reproduced", "smaller effect", "larger effect", "direction only", "equivalent",
@@ -92,6 +93,11 @@ def verdict_base(v:str) -> str:
 
 # %% ../../nbs/bench/60a_findings.ipynb #095f2b03
 _NUMBER = re.compile(r"(?<![A-Za-z.])[+\-−]?\d+(?:\.\d+)?")
+
+def printed_numbers(text:str) -> list[float]:
+    "The numbers a paper's statement prints ('24.2% vs 10.7% error' -> [24.2, 10.7]); a minus sign of either kind."
+    return [float(x.replace("−", "-")) for x in _NUMBER.findall(str(text))]
+
 _ID = re.compile(r"^[a-z0-9][a-z0-9._-]*(@[A-Za-z0-9._+-]+)?$")   # a claim's id, with '@variant' for an extension
 
 @dataclass

@@ -140,9 +140,9 @@ def report_blocks(
                "in the paper's direction, the paper's value inside our interval), smaller or larger effect (significant, the "
                "paper's value outside; ours/paper is their ratio), not reproduced (our interval excludes the paper's effect, or "
                "goes against it), inconclusive (it holds both no effect and the paper's), equivalent or not equivalent (a "
-               "claim of no change, tested against a stated margin), direction only (a claim with no number: significant in "
+               "claim of no change: two one-sided tests at 5% against a stated margin, on the 90% interval), direction only (a claim with no number: significant in "
                "its direction), untested (with the reason). 'one seed' marks a verdict resting on one training run where "
-               "seeds are known to move the result. The papers' claims are counted; the controls of ours apart."),
+               "seeds are known to move the result. The papers' claims are counted, once each; the controls of ours and the extensions (a paper's claim carried to another method of ours) apart."),
          ("h2", "The papers' claims"), ("table", summary_table(findings, by=("paper",))),
          ("h2", "Per experiment"), ("table", summary_table(findings))]
     for key, paper in PAPERS.items():
