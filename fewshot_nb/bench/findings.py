@@ -220,8 +220,8 @@ def paper_findings_missing_numbers(
     table:pd.DataFrame,   # a findings table (FINDINGS_COLUMNS)
 ) -> pd.DataFrame:        # its 'paper' rows tested for direction only although the paper prints a number, with no reason why
     "The rows that should carry the paper's number, or say why they cannot."
-    inc = table["incomparable"].fillna("").astype(str).str.strip() == ""
-    has_number = table["paper"].fillna("").astype(str).map(lambda s: bool(_NUMBER.search(s)))
+    inc = table["incomparable"].astype(object).fillna("").astype(str).str.strip() == ""
+    has_number = table["paper"].astype(object).fillna("").astype(str).map(lambda s: bool(_NUMBER.search(s)))
     return table[(table["kind"] == "paper") & (table["test"] == "direction") & table["paper_low"].isna() & has_number & inc]
 
 # %% ../../nbs/bench/60a_findings.ipynb #2d4ee853

@@ -72,10 +72,10 @@ def summary_table(
     if findings.empty: return pd.DataFrame(columns=cols)
     f = findings.assign(verdict=findings.verdict.map(verdict_base), passing=findings.verdict.map(verdict_base).isin(PASSING))
     if "id" in f:   # a claim is counted once: the rows of one id (a claim two runs measure) must agree, and count as one
-        ided = f[f["id"].fillna("").astype(str) != ""]
+        ided = f[f["id"].astype(object).fillna("").astype(str) != ""]
         if bad := sorted(i for i, v in ided.groupby("id").verdict if v.nunique() > 1):
             raise ValueError(f"claims with two verdicts in the findings given: {bad}")
-        f = pd.concat([ided.drop_duplicates("id"), f[f["id"].fillna("").astype(str) == ""]]).sort_index()
+        f = pd.concat([ided.drop_duplicates("id"), f[f["id"].astype(object).fillna("").astype(str) == ""]]).sort_index()
     keys = pd.MultiIndex.from_frame(f[by].drop_duplicates()) if len(by) > 1 else pd.Index(f[by[0]].drop_duplicates(), name=by[0])
     count = lambda d, col: d.groupby(by, sort=False)[col].sum().reindex(keys, fill_value=0).astype(int) if len(d) else pd.Series(0, index=keys)
     claims, ctl = f[f.kind == "paper"], f[f.kind == "control"]
