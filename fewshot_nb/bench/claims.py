@@ -34,7 +34,8 @@ def _template(r:dict) -> Finding:
     kw["sign"] = int(kw["sign"])
     return Finding(r["claim"], r["where"], math.nan, math.nan, math.nan, r["unit"], test=r["test"], paper=r["paper"],
                    margin_why=r["margin_why"], incomparable=r["incomparable"], kind=r["kind"], id=r["id"],
-                   seeds_matter=str(r["seeds_matter"]).strip().lower() in ("true", "1", "yes"), note=r["note"], **kw)
+                   seeds_matter=str(r["seeds_matter"]).strip().lower() in ("true", "1", "yes"),
+                   note=r["note"] or r["untestable"], **kw)   # an untestable claim's reason is its note
 
 # %% ../../nbs/bench/60c_claims.ipynb #5bb5ac87
 def load_claims(
