@@ -32,7 +32,7 @@ def test_an_untrained_protonet_fails(run_copy, monkeypatch):
     r.loc[t, "acc_frac"] = [u[(s, p)] for s, p in zip(r.loc[t, "split"], r.loc[t, "problem"])]
     r.to_csv(out/"results.csv", index=False)
     f = pd.read_csv(out/"findings.csv")
-    f.loc[f.claim.str.startswith("ProtoNet") & f.claim.str.endswith("than untrained"), ["ours", "low", "high"]] = 0.0
+    f.loc[f.id.isin(["nie.ctl.fits", "nie.ctl.solves"]), ["ours", "low", "high"]] = 0.0   # ProtoNet's controls against its untrained self
     f.to_csv(out/"findings.csv", index=False)
     with pytest.raises(AssertionError, match="untrained self"):
         run_checks("exp_bongard", run_copy/"runs"/"exp_bongard", monkeypatch)
