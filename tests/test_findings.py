@@ -104,3 +104,20 @@ def test_a_stale_scorecard_is_seen(monkeypatch):
     f = collect_findings(runs)
     g = f.copy(); g.loc[g.id == "oe.gap.20w5s", "verdict"] = "inconclusive"
     assert _md_table(summary_table(f, by=("paper",))) != _md_table(summary_table(g, by=("paper",)))
+
+
+def test_every_claim_is_measured_where_its_table_says():
+    "A claim's `measured_in` names a stored run of its experiment that exists, and the default run measures the claim from it (issue 54)."
+    from fewshot_nb.bench.claims import all_claims
+    claims = all_claims()
+    named = claims[claims.measured_in.str.strip() != ""]
+    assert len(named) > 0
+    for cid, r in named.iterrows():
+        run = ROOT/"nbs"/r.measured_in
+        assert (run/"run.json").is_file(), f"{cid}: measured_in {r.measured_in} is not a stored run (no run.json)"
+        assert run.name.startswith(r.experiment), f"{cid}: {r.measured_in} is not a run of {r.experiment}"
+    for exp, mine in named.groupby("experiment"):   # in the stored default run, a claim so named is measured (or its precondition says why not)
+        f = pd.read_csv(ROOT/"nbs"/"runs"/exp/"findings.csv").set_index("id")
+        for cid in mine.index:
+            row = f.loc[cid]
+            assert row.verdict != "untested" or str(row.precondition) not in ("", "nan"), (exp, cid, row.note)

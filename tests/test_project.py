@@ -80,12 +80,12 @@ def test_stored_images_are_small(nb_path):
 
 
 def test_stored_outputs_are_small_in_all():
-    "All the stored outputs of nbs/ together stay under 2.0 MB (the docs site and the repository carry them; raised from 1.6 MB for exp_reproducibility, from 1.7 MB for issue 38: the experiments' discussions are outputs rendered from their runs, beside controls, stored-run and threads tables, from 1.85 MB for exp_beta's figure of the paper's grid, 45 kB, and from 1.9 MB for issue 45: every experiment's discussion shows its findings table beside the paper's numbers, about 30 kB in all, and from 1.95 MB for issue 54: the claims page (bench/60c, 32 kB with its figure) and each experiment's registered claims table, shown where it is tested; the claims and report pages' figures were made 1x PNG to save 47 kB)."
+    "All the stored outputs of nbs/ together stay under 2.1 MB (the docs site and the repository carry them; raised from 1.6 MB for exp_reproducibility, from 1.7 MB for issue 38: the experiments' discussions are outputs rendered from their runs, beside controls, stored-run and threads tables, from 1.85 MB for exp_beta's figure of the paper's grid, 45 kB, and from 1.9 MB for issue 45: every experiment's discussion shows its findings table beside the paper's numbers, about 30 kB in all, and from 1.95 MB for issue 54: the claims page (bench/60c, 32 kB with its figure) and each experiment's registered claims table, shown where it is tested; the claims and report pages' figures were made 1x PNG to save 47 kB; then to 2.1 MB as four more experiments show their claims tables, 2.0 MB reached at stop 60)."
     sizes = {p.relative_to(NBS): sum(len(json.dumps(c.get("outputs", []))) for c in json.loads(p.read_text())["cells"])
              for p in NOTEBOOKS}
     total = sum(sizes.values())
     top = ", ".join(f"{p} {n / 1000:.0f} kB" for p, n in sorted(sizes.items(), key=lambda kv: -kv[1])[:5])
-    assert total < 2_000_000, f"stored outputs total {total / 1e6:.2f} MB (over 2.0 MB); largest: {top}"
+    assert total < 2_100_000, f"stored outputs total {total / 1e6:.2f} MB (over 2.1 MB); largest: {top}"
 
 
 # A duration in a stored output: '0.084 s', '12ms', '3 min', '1.2 s/step', 'it/s', or a key such as
