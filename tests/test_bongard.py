@@ -36,17 +36,18 @@ def test_exp_bongard_tiny_run_every_method_and_rerun_loads(tmp_path):
     assert set(results.acc_frac.unique()) <= {0.0, 0.5, 1.0}
     assert table.acc_pct.between(0, 100).all() and (table.half_width_pct >= 0).all()
     findings = pd.read_csv(out/"findings.csv")
-    assert {"ProtoNet beats the CNN-Baseline", "BA is the easiest test set for ProtoNet, MetaOptNet and the Meta-Baselines",
-            "ProtoNet solves more test problems than untrained", "the backbone learns convex at 32 px",
-            "the backbone is near perfect on convex at 512 px"} <= set(findings.claim)
+    assert {"nie.t3.protonet_vs_cnn", "nie.t3.ba_easiest", "nie.ctl.solves", "nie.ctl.att_learns.convex", "nie.att.convex"} <= set(findings.id)
+    from fewshot_nb.bench.claims import load_claims
+    mine = load_claims("nie2020").query("experiment == 'exp_bongard'").index
+    assert set(mine) <= set(findings.id)                                          # every registered claim has its row
     from fewshot_nb.bongard.baselines import BONGARD_METHODS
     for m in methods:   # every method of Table 3 trained here has its Train and test rows, tested
-        rows = findings[findings.claim.isin([f"{BONGARD_METHODS[m][0]} solves its training problems above chance",
-                                             f"{BONGARD_METHODS[m][0]} solves the test problems above chance"])]
+        rows = findings[findings.id.isin([f"nie.t3.train.{m}", f"nie.t3.test.{m}"])]
         assert len(rows) == 2 and (rows.test == "effect").all() and rows.ours.notna().all(), m
-    assert set(findings.unit) == {"percentage points", "percent (accuracy)"}
+        assert not rows.note.str.contains("measured in ").any(), rows.note          # measured in this run, not read from a stored one
+    assert findings.unit.str.startswith(("percentage points", "percent (accuracy)")).all(), set(findings.unit)
     from fewshot_nb.bench.findings import VERDICTS, verdict_base, verdict_of
-    assert set(findings.kind) == {"paper", "control"}
+    assert set(findings.kind) <= {"paper", "control", "extension"} and {"paper", "control"} <= set(findings.kind)
     assert [verdict_of(r) for _, r in findings.iterrows()] == list(findings.verdict)      # the one rule decided every verdict
     assert set(findings.untrained_verdict.dropna().map(verdict_base)) <= set(VERDICTS)   # the same claim with the untrained control
     assert findings[findings.claim.str.contains("than untrained")].kind.eq("control").all()
@@ -89,7 +90,8 @@ def test_exp_bongard_free_form_variant(tmp_path):
     assert list(paper.columns) == ["name", "Train_pct", "FF_pct"] and paper.set_index("name").loc["WReN-Bongard", "FF_pct"] == 74.5
     findings = pd.read_csv(out/"findings.csv")
     assert "CNN-Baseline on free-form problems alone: near chance" in set(findings.claim)
-    assert findings["where"].str.startswith(("Table 2", "control")).all()   # Table 2's claims only (and the controls of training)
+    t2 = findings[findings.id.isin([f"nie.t2.train.{m}" for m in ("protonet", "cnn-baseline")] + ["nie.t2.test.protonet", "nie.t2.chance_ff.cnn-baseline"])]
+    assert len(t2) == 4 and t2.ours.notna().all() and not t2.note.str.contains("measured in ").any()   # Table 2, from this run
 
 
 @pytest.mark.parametrize("params, message", [
