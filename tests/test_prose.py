@@ -127,8 +127,11 @@ def test_stored_discussions_match_their_runs(tmp_path, capsys):
     """The stored output of every discussion cell that reads files only is what the stored default run gives now
     (`tools/render_prose.py --check`): a wording changed without re-rendering, or a run file replaced, fails here."""
     from tools_loader import load_tool
+    import pandas as pd
     rp = load_tool("render_prose")
-    assert rp.main([str(p) for p in EXPERIMENTS] + ["--check"]) == 0, capsys.readouterr().out
+    with pd.option_context("display.width", 160, "display.max_colwidth", 60):   # as an earlier notebook of this worker left them
+        assert rp.main([str(p) for p in EXPERIMENTS] + ["--check"]) == 0, capsys.readouterr().out
+        assert pd.get_option("display.width") == 160   # and the caller's options are given back
     # and it can fail: a copy of exp_generation whose discussion output was edited is stale
     nb = json.loads((ROOT/"nbs"/"exp_generation.ipynb").read_text(encoding="utf-8"))
     k = next(i for i, c in enumerate(nb["cells"]) if any("text/markdown" in o.get("data", {}) for o in c.get("outputs", [])))

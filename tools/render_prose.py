@@ -83,6 +83,7 @@ def render(nb_path:Path, run_dir:Path|None=None, own_params:bool=False) -> dict[
     nb = json.loads(nb_path.read_text(encoding="utf-8"))
     params, setup = check_cells(nb_path)
     cwd = os.getcwd(); os.chdir(ROOT/"nbs"); os.environ.setdefault("FEWSHOT_PROGRESS", "0")
+    shown_as = _fresh_display_options()   # a table's text as a fresh kernel shows it, not as options another notebook set
     try:
         ns = {"__name__": "__main__"}
         exec(compile(params, f"{nb_path.name}:parameters", "exec"), ns)
@@ -110,7 +111,31 @@ def render(nb_path:Path, run_dir:Path|None=None, own_params:bool=False) -> dict[
                 out[k] = None if shown is None else {"text/markdown": shown.data}
         return out
     finally:
-        os.chdir(cwd)
+        os.chdir(cwd); _restore_display_options(shown_as)
+
+
+def _display_keys(prefix="display") -> list[str]:
+    import pandas as pd
+    node, keys = pd.options, []
+    for part in prefix.split("."): node = getattr(node, part)
+    for k in dir(node):
+        v = getattr(node, k)
+        keys += _display_keys(f"{prefix}.{k}") if type(v) is type(node) else [f"{prefix}.{k}"]
+    return keys
+
+
+def _fresh_display_options() -> dict:
+    """pandas' display options to their defaults, returning the ones in force: a notebook played earlier in this process
+    (a test worker plays several) sets `display.width` and others, and a table's text would depend on the order."""
+    import pandas as pd
+    before = {k: pd.get_option(k) for k in _display_keys()}
+    pd.reset_option(r"^display\.")
+    return before
+
+
+def _restore_display_options(before:dict):
+    import pandas as pd
+    for k, v in before.items(): pd.set_option(k, v)
 
 
 def _stored(c) -> dict|None:
