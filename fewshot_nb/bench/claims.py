@@ -98,6 +98,7 @@ class Measured:
     precondition:str = ""      # a precondition that fails, shown beside the verdict
     run:str = ""               # the stored run it was measured in, when not the run judged
     note:str = ""              # how it was measured in this run, added to the claim's note
+    seeds_matter:bool|None = None   # whether training seeds move it in this run (None: as the claims table says)
 
     @classmethod
     def of(cls, id:str, ci, **kw) -> "Measured":
@@ -129,11 +130,14 @@ def judge(
         if not ms:
             where = f"; measured in the stored run {r.measured_in}" if r.measured_in.strip() else ""
             out.append(replace(t, test="untested", note=f"not measured by this run (its parameters leave it out){where}")); continue
+        if all(m.variant for m in ms):   # measured on variants only: the claim itself still has its row
+            out.append(replace(t, test="untested", note=f"not measured by this run: measured on {', '.join(m.variant for m in ms)} only (below)"))
         for m in sorted(ms, key=lambda m: m.variant != ""):
             own = f"the claim measured on {m.variant}" if m.variant else t.note   # the claim's note tells how the claim itself is measured
             note = "; ".join(s for s in (own, m.note, f"measured in {m.run}" if m.run else "") if s)
             kw = dict(ours=m.ours, low=m.low, high=m.high, n=m.n, seeds=m.seeds, low90=m.low90, high90=m.high90,
                       precondition=m.precondition, note=note)
+            if m.seeds_matter is not None: kw["seeds_matter"] = bool(m.seeds_matter)   # features without a training seed: one run is all there is
             if m.variant:
                 kw.update(id=f"{cid}@{m.variant}", claim=f"{t.claim} ({m.variant})", kind="extension" if t.kind == "paper" else t.kind)
             out.append(replace(t, **kw))
