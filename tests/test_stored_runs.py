@@ -76,3 +76,36 @@ def test_a_check_cell_can_fail(tmp_path, monkeypatch):
     exec(params, ns); exec(setup, ns)
     with pytest.raises(AssertionError):
         for c in checks: exec(c, ns)
+
+
+def _findings_lost(run:Path):   # every estimate NaN and every verdict 'untested', as a run whose models learned nothing gives
+    import numpy as np, pandas as pd
+    f = pd.read_csv(run/"findings.csv")
+    f[["ours", "low", "high"]] = np.nan
+    f["verdict"] = "untested"
+    f.to_csv(run/"findings.csv", index=False)
+
+
+def _runs_not_trained(run:Path):   # exp_reproducibility's checks read its design: every run of it stopped before training
+    import pandas as pd
+    r = pd.read_csv(run/"runs.csv"); r["status"] = "diverged"; r.to_csv(run/"runs.csv", index=False)
+
+
+def _training_diverged(run:Path):   # exp_training_run's checks read its one run: it diverged
+    import pandas as pd
+    r = pd.read_csv(run/"results.csv"); r["status"] = "diverged"; r.to_csv(run/"results.csv", index=False)
+
+
+BREAK = {"exp_reproducibility": _runs_not_trained, "exp_training_run": _training_diverged}   # where the checks do not read findings.csv
+
+
+@pytest.mark.parametrize("nb", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
+def test_each_experiments_checks_fail_on_a_broken_run(nb, tmp_path, monkeypatch):
+    """Every experiment's checks read its files for real: a copy of its stored default run that lost its findings (or, where
+    the checks read the design, whose runs never trained) fails them."""
+    import shutil
+    run = tmp_path/"runs"/nb.stem
+    shutil.copytree(ROOT/"nbs"/"runs"/nb.stem, run)
+    BREAK.get(nb.stem, _findings_lost)(run)
+    with pytest.raises(AssertionError):
+        run_checks(nb.stem, run, monkeypatch)
