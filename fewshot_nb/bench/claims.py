@@ -130,7 +130,7 @@ def judge(
         if not ms:
             where = f"; measured in the stored run {r.measured_in}" if r.measured_in.strip() else ""
             out.append(replace(t, test="untested", note=f"not measured by this run (its parameters leave it out){where}")); continue
-        if all(m.variant for m in ms):   # measured on variants only: the claim itself still has its row
+        if cid in mine and all(m.variant for m in ms):   # this experiment's claim, measured on variants only: it keeps its row
             out.append(replace(t, test="untested", note=f"not measured by this run: measured on {', '.join(m.variant for m in ms)} only (below)"))
         for m in sorted(ms, key=lambda m: m.variant != ""):
             own = f"the claim measured on {m.variant}" if m.variant else t.note   # the claim's note tells how the claim itself is measured
