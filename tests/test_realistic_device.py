@@ -28,7 +28,9 @@ def run_notebook(params:dict, monkeypatch) -> dict:
     cells = _cells()
     ns = {"__name__": "__main__"}
     exec(compile(cells[0], "parameters", "exec"), ns)
-    ns.update(params)
+    injected = "# Parameters\n" + "".join(f"{k} = {v!r}\n" for k, v in params.items())   # papermill's cell: the run records them as given
+    exec(compile(injected, "injected parameters", "exec"), ns)
+    ns["In"] = [cells[0], injected]
     for k, src in enumerate(cells[1:], 1):
         exec(compile(src, f"exp_realistic cell {k}", "exec"), ns)
     return ns
