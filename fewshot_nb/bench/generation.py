@@ -108,6 +108,18 @@ def n_samples(self:GenerationBench) -> int:
     "Drawings per test class (the second dimension of `images`)."
     return self.images.shape[1]
 
+# %% ../../nbs/bench/62_generation.ipynb #b4311d2e
+@patch
+def critic_diversity(self:GenerationBench) -> pd.DataFrame:
+    "The human drawings' dispersion per test class in each critic's features: Eq. 2 and Eq. 3 with SimCLR and ProtoNet (Table S2's settings)."
+    from fewshot_nb.generation.metrics import diversity, cosine_dispersion
+    x = self.stretch(torch.from_numpy(self.images).float().div(255))   # (n_classes, N, S, S), as the human point reads them
+    out = {"class": list(self.classes)}
+    for name, critic in (("simclr", self.simclr), ("protonet", self.protonet)):
+        f = critic_features(critic, x.flatten(0, 1)).view(*x.shape[:2], -1)
+        out[f"{name}_eq2"], out[f"{name}_eq3"] = diversity(f), cosine_dispersion(f, reduce="mean")
+    return pd.DataFrame(out)
+
 # %% ../../nbs/bench/62_generation.ipynb #c78f368c
 def schedule_callbacks(
     model:GenerativeModel,    # the model
