@@ -169,8 +169,9 @@ def _json(R:RunFiles, file:str, rest:str, fmtspec:str|None) -> str:
     if isinstance(x, (str, bool)) or x is None or (isinstance(x, int) and fmtspec is None): return str(x)   # an int stays one
     return _number(x, fmtspec)
 
-# %% ../../nbs/bench/60b_discussion.ipynb #9df814b6
-def _cell(R:RunFiles, file:str, rest:str, fmtspec:str|None) -> str:
+# %% ../../nbs/bench/60b_discussion.ipynb #ae422a78
+def _select(R:RunFiles, file:str, rest:str) -> tuple[pd.DataFrame, str, str]:
+    "The rows of a CSV file that a placeholder's `col=value` pairs select, and what it asks of them (after '->')."
     if "->" not in rest: raise ValueError(f"{{{file}: {rest}}}: name the column after '->', e.g. {{{file}: method=mhd -> error_pct}}")
     sel, what = (s.strip() for s in rest.split("->", 1))
     if not (R.folder/file).is_file(): raise _Miss(file)
@@ -184,6 +185,10 @@ def _cell(R:RunFiles, file:str, rest:str, fmtspec:str|None) -> str:
         if pd.api.types.is_bool_dtype(col): d = d[col == (v.lower() in ("true", "1", "yes"))]
         elif pd.api.types.is_numeric_dtype(col): d = d[pd.to_numeric(pd.Series([v]), errors="coerce").iloc[0] == col]
         else: d = d[col.astype(str) == v]
+    return d, sel, what
+
+def _cell(R:RunFiles, file:str, rest:str, fmtspec:str|None) -> str:
+    d, sel, what = _select(R, file, rest)
     import shlex
     words = shlex.split(what)   # a column name with a space is quoted: -> "F value"
     if words == ["count"]: return _number(len(d), fmtspec or "d")   # rows selected: 0 is an answer
@@ -197,6 +202,31 @@ def _cell(R:RunFiles, file:str, rest:str, fmtspec:str|None) -> str:
     if words[0] not in d.columns: raise KeyError(f"{file} has no column {words[0]!r}; its columns: {list(d.columns)}")
     if len(d) != 1: raise KeyError(f"{len(d)} rows of {R.folder/file} have {sel!r}: name columns that select one")
     return _number(d[words[0]].iloc[0], fmtspec)
+
+# %% ../../nbs/bench/60b_discussion.ipynb #4df1dd94
+_ITEM = re.compile(r"^(?:([^=]+?)\s*=\s*)?([\w.]+)(?:\s*±\s*([\w.]+))?(?:\s+(%?[+]?\.\d+g?|%|d|g))?$")   # [Header=]column[ ± half-width][ format]
+
+def _label(x) -> str:   # a value of a grouping column as a table shows it: an integral float as an integer
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+def _table(R:RunFiles, file:str, rest:str) -> str:
+    "A Markdown table of the rows selected: one per row, or per group of `by` columns (the mean of each column over the group)."
+    d, sel, what = _select(R, file, rest)
+    by, m = [], re.match(r"by\s+([\w\s]+?)\s*:\s*(.*)$", what, re.S)
+    if m: by, what = m.group(1).split(), m.group(2)
+    items = []
+    for it in what.split(","):
+        if not (mm := _ITEM.match(it.strip())):
+            raise ValueError(f"{{table {file}: {rest}}}: a column is written [Header=]COLUMN[ ± HALF_WIDTH][ FORMAT], got {it.strip()!r}")
+        items.append(mm.groups())
+    if missing := [c for c in by + [c for _, col, hw, _ in items for c in (col, hw) if c] if c not in d.columns]:
+        raise KeyError(f"{file} has no columns {missing}; its columns: {list(d.columns)}")
+    if d.empty: raise _Miss(f"{file}: {sel}")
+    if by: d = d.groupby(by, sort=False)[[c for _, col, hw, _ in items for c in (col, hw) if c and c not in by]].mean().reset_index()
+    head = by + [(h or col).strip() for h, col, _, _ in items]
+    rows = [[_label(r[b]) for b in by] + [_number(r[col], f) + (f" ± {_number(r[hw], f)}" if hw else "") for _, col, hw, f in items]
+            for _, r in d.iterrows()]
+    return "\n".join("| " + " | ".join(row) + " |" for row in [head, ["---"] * len(head), *rows])
 
 # %% ../../nbs/bench/60b_discussion.ipynb #9a654c70
 def findings_markdown(
@@ -236,10 +266,11 @@ def render_template(
             if kind == "findings":
                 f = R.csv("findings.csv"); return findings_markdown(f[f["claim"].str.contains(rest, regex=False)])
             if kind in ("finding", "finding+", "verdict", "paper", "ratio", "seeds"): return _finding(R, kind, rest, fmtspec)
+            if kind.startswith("table ") and kind.endswith(".csv"): return _table(R, kind[6:].strip(), rest)
             if kind.endswith(".csv"): return _cell(R, kind, rest, fmtspec)
             if kind.endswith(".json"): return _json(R, kind, rest, fmtspec)
             raise ValueError(f"unknown placeholder {{{spec}}}: a placeholder starts with finding:, finding+:, verdict:, paper:, ratio:, "
-                             f"seeds:, findings or FILE.csv:")
+                             f"seeds:, findings, FILE.csv: or table FILE.csv:")
         except _Miss:
             missed.append(spec); return _MISSING
     blocks, out, dropped = re.split(r"(\n\s*\n|\n(?=\s*[-*] |\s*\d+\. ))", textwrap.dedent(template).strip()), [], 0
@@ -253,7 +284,7 @@ def render_template(
             continue
         out.append(text)
     text = re.sub(r"\n{3,}", "\n\n", "".join(out).replace("{{", "{").replace("}}", "}")).strip()
-    if dropped: text += f"\n\n*{dropped} item{'s' if dropped > 1 else ''} of this discussion left out: not in this run.*"
+    if dropped: text = (text + "\n\n" if text else "") + f"*{dropped} item{'s' if dropped > 1 else ''} of this discussion left out: not in this run.*"
     return text
 
 # %% ../../nbs/bench/60b_discussion.ipynb #b7d759ba
