@@ -127,6 +127,7 @@ class _Miss(Exception): "A placeholder whose file, row or finding this run does 
 # %% ../../nbs/bench/60b_discussion.ipynb #621777e6
 def _number(x, fmtspec:str|None) -> str:
     if isinstance(x, str): return x
+    if type(x).__name__ in ("bool", "bool_"): return "yes" if x else "no"   # a flag column (above_chance)
     x = float(x)
     if math.isnan(x): return "n/a"
     if fmtspec in ("d", ",d"): return f"{round(x):{fmtspec}}"
