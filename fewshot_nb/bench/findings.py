@@ -14,7 +14,7 @@ from ..metrics import fmt, fmt_interval
 # %% auto #0
 __all__ = ['VERDICTS', 'TESTS', 'KINDS', 'Z90_OVER_Z95', 'FINDINGS_COLUMNS', 'interval90', 'decide', 'verdict_base',
            'printed_numbers', 'Finding', 'findings_table', 'verdict_of', 'paper_findings_missing_numbers',
-           'finding_texts', 'seed_pooled']
+           'finding_texts', 'seed_pooled', 'tasks_to_decide']
 
 # %% ../../nbs/bench/60a_findings.ipynb #0661d1ef
 VERDICTS = ("reproduced", "smaller effect", "larger effect", "direction only", "equivalent",
@@ -258,3 +258,18 @@ def seed_pooled(
     q = float(stats.t.ppf(0.975, k - 1))
     m = float(x.mean())
     return m, m - q * se, m + q * se, k
+
+# %% ../../nbs/bench/60a_findings.ipynb #70d0a584
+def tasks_to_decide(
+    row,   # a row of a findings table (FINDINGS_COLUMNS): its estimate, intervals, n, test, null and margin
+) -> float:  # the n (same unit as the row's `n`) at which its interval would decide the claim; inf where none would; NaN without an n
+    "The sample a decision needs, from a pilot finding: its estimate held, its interval shrinking as 1/sqrt(n)."
+    g = lambda k, d=math.nan: d if k not in row or (not isinstance(row[k], str) and _nan(row[k])) else row[k]
+    n, ours, null = float(g("n")), float(g("ours")), float(g("null", 0.0))
+    if _nan(n) or _nan(ours): return math.nan
+    if g("test") in ("equivalence", "null"):
+        lo90, hi90 = (g("low90"), g("high90")) if not _nan(g("low90")) else interval90(ours, g("low"), g("high"))
+        room = float(g("margin")) - abs(ours - null)   # what the 90% half-width must fall below
+        return math.inf if room <= 0 else math.ceil(n * ((hi90 - lo90) / 2 / room) ** 2)
+    gap = abs(ours - null) - (0.0 if _nan(g("margin")) else float(g("margin")))   # what the 95% half-width must fall below
+    return math.inf if gap <= 0 else math.ceil(n * ((float(g("high")) - float(g("low"))) / 2 / gap) ** 2)
