@@ -118,6 +118,7 @@ def critic_diversity(self:GenerationBench) -> pd.DataFrame:
     for name, critic in (("simclr", self.simclr), ("protonet", self.protonet)):
         f = critic_features(critic, x.flatten(0, 1)).view(*x.shape[:2], -1)
         out[f"{name}_eq2"], out[f"{name}_eq3"] = diversity(f), cosine_dispersion(f, reduce="mean")
+    out["unit"] = "*_eq2: Eq. 2, the root of the total variance of the critic's 256-d features; *_eq3: Eq. 3, the mean chord between pairs"
     return pd.DataFrame(out)
 
 # %% ../../nbs/bench/62_generation.ipynb #c78f368c
