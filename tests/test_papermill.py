@@ -173,14 +173,20 @@ def test_exp_generation_injected_every_figure_and_rerun_loads(tmp_path):
     assert results.groupby(["experiment", "variant", "model", "seed"]).size().eq(24).all()
     dist = pd.read_csv(out/"class_distances.csv")
     assert list(dist.columns) == ["class", "vae_ns", "vae_stn", "dagan_un", "dagan_rn", "unit"] and len(dist) == 24 and (dist.iloc[:, 1:5] >= 0).all().all()
-    findings = pd.read_csv(out/"findings.csv")   # 3 steps: every model at chance, so every measured finding on the generators says so
-    gen = findings[~findings["where"].str.startswith("S7")]   # S7 compares the two critics, not the generators
-    assert len(findings) == 13 and findings.unit.notna().all() and findings.note.notna().all()
+    findings = pd.read_csv(out/"findings.csv").set_index("id")   # 3 steps: every model at chance, so every measured finding on the generators says so
+    from fewshot_nb.bench.claims import load_claims
+    claims = load_claims("boutin2022")
+    assert set(findings.index[~findings.index.str.contains("@")]) == set(claims.index[claims.experiment == "exp_generation"])   # every claim of the notebook, once
+    critics = ["bg.critics_agree", "bg.diversity_robust"]   # the two critics compared, not the generators
+    gen = findings.drop(index=critics)
+    assert findings.unit.notna().all() and findings.note.notna().all()
     measured = gen[gen.ours.notna()]
-    assert len(measured) and measured.precondition.str.contains("not recognizable beyond its measured chance gate").all()   # shown beside the verdict
+    assert {"bg.unet.recognizable", "bg.context.more_recognizable@contexts-2-5", "bg.fig5a.closest", "bg.fig5b.different_concepts"} <= set(measured.index)   # contexts 2-5: a variant of the paper's span
+    assert measured.precondition.str.contains("not recognizable beyond its measured chance gate").all()   # shown beside the verdict
     assert (measured.verdict != "untested").all() and (gen[gen.ours.isna()].verdict == "untested").all()   # a verdict still given
-    assert (findings.loc[findings.claim.str.contains("buy recognizability|closest model to humans"), "seeds"] == 2).all()   # both seeds pooled
-    assert findings.loc[~findings.index.isin(gen.index), "test"].tolist() == ["effect"]   # the critics' agreement: tested against the paper's 0.60
+    assert (findings.loc[["bg.unet.recognizable", "bg.fig5a.closest"], "seeds"] == 2).all()   # both seeds pooled
+    assert findings.verdict["bg.latent.no_common_trend.diversity"] == "untested"   # one latent size of one model: no trend to compare
+    assert findings.loc[critics, "test"].tolist() == ["effect", "effect"]   # the critics' agreements: against the paper's numbers
     controls = pd.read_csv(out/"critic_controls.csv")   # humans, the four models, pooled: both critics on the same tasks
     assert controls.source.tolist() == ["humans", "vae_ns", "vae_stn", "dagan_un", "dagan_rn", "pooled"]
     assert controls.protonet_frac.iloc[0] > 0.5 and controls[["protonet_frac", "maml_frac", "same_answer_frac"]].apply(lambda c: c.between(0, 1)).all().all()
