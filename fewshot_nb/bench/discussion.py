@@ -220,9 +220,10 @@ def _table(R:RunFiles, file:str, rest:str) -> str:
         if not (mm := _ITEM.match(it.strip())):
             raise ValueError(f"{{table {file}: {rest}}}: a column is written [Header=]COLUMN[ ± HALF_WIDTH][ FORMAT], got {it.strip()!r}")
         items.append(mm.groups())
-    if missing := [c for c in by + [c for _, col, hw, _ in items for c in (col, hw) if c] if c not in d.columns]:
-        raise KeyError(f"{file} has no columns {missing}; its columns: {list(d.columns)}")
+    if absent := [c for c in by if c not in d.columns]: raise _Miss(f"{file} has no column {absent[0]!r}")   # a run without that sweep
     if d.empty: raise _Miss(f"{file}: {sel}")
+    if missing := [c for _, col, hw, _ in items for c in (col, hw) if c and c not in d.columns]:
+        raise KeyError(f"{file} has no columns {missing}; its columns: {list(d.columns)}")
     if by: d = d.groupby(by, sort=False)[[c for _, col, hw, _ in items for c in (col, hw) if c and c not in by]].mean().reset_index()
     head = by + [(h or col).strip() for h, col, _, _ in items]
     rows = [[_label(r[b]) for b in by] + [_number(r[col], f) + (f" ± {_number(r[hw], f)}" if hw else "") for _, col, hw, f in items]
