@@ -1461,12 +1461,12 @@ def _(c):
     copy_failing_at(c, 10, lambda d: KeyboardInterrupt(), 130, "interrupted; nothing of it was kept in")
     c.happened = "exit 130: nothing of the copy left; the retry ran without --force"
 
-@case("disk", "`experiments copy` onto a real full disk (a 10 MB file system, 8 MB taken), then once there is room")
+@case("disk", "`experiments copy` onto a real full disk (a 24 MB file system, 16 MB taken), then once there is room")
 def _(c):
     import shlex
     d = c.dir/"small_disk"; d.mkdir(); c.baseline()
     q = lambda p: shlex.quote(str(p))
-    r = in_private_mounts(f"mount -t tmpfs -o size=10m tmpfs {q(d)} && head -c 8388608 /dev/zero > {q(d/'filler')}; "
+    r = in_private_mounts(f"mount -t tmpfs -o size=24m tmpfs {q(d)} && head -c 16777216 /dev/zero > {q(d/'filler')}; "   # the experiments (10 MB) fit only without the filler
                           f"{q(CLI_BIN)} experiments copy {q(d/'exps')}; echo exit=$?; echo left:; find {q(d)} -mindepth 1; echo :left; "
                           f"rm {q(d/'filler')}; {q(CLI_BIN)} experiments copy {q(d/'exps')}; echo retry=$?")
     if r is None:
