@@ -8,7 +8,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bongard/problems.html.md"""
 from __future__ import annotations
 from fastcore.basics import patch
 import json, os, shutil, tempfile, textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 import numpy as np, pandas as pd, torch
@@ -26,8 +26,8 @@ __all__ = ['FAMILIES', 'N_IMAGES', 'FF_CONFIGS', 'FF_PIECES', 'FF_MIN_EXTENT', '
            'sample_ff_problem', 'random_types', 'basic_concepts', 'sample_basic_problem', 'abstract_concepts',
            'abstract_types', 'sample_abstract_problem', 'ProblemFamily', 'free_form_family', 'basic_family',
            'abstract_family', 'make_problem_family', 'list_problem_families', 'ProblemSet', 'make_problem_set',
-           'render_problems', 'show_problem', 'write_problem_set', 'BongardImages', 'bongard_images', 'load_bongard',
-           'read_programs']
+           'fresh_test_problems', 'render_problems', 'show_problem', 'write_problem_set', 'BongardImages',
+           'bongard_images', 'load_bongard', 'read_programs']
 
 # %% ../../nbs/bongard/81_problems.ipynb #be98f9a7
 FAMILIES = ("ff", "bd", "hd")   # free-form, basic ("BA" in the paper's tables), abstract: the public set's order, which seeds nuisances
@@ -380,6 +380,37 @@ def make_problem_set(
     if ff_only: split = {"train": split["train"], "val": split["val"], "test": split["test_ff"]}
     split = {k: v for k, v in split.items() if v or k in ("train", "val")}
     return ProblemSet(problems, split, seed, dict(scale=scale, seed=seed, families=list(families), ff_only=ff_only, novel=list(novel), n_comb=n_comb))
+
+# %% ../../nbs/bongard/81_problems.ipynb #868c8cda
+def _concept_of(p:Problem) -> tuple:
+    "What a fresh problem of `p`'s test concept needs: the FF configuration, or the shapes (BA), or the attributes (CM, NV)."
+    if p.family == "ff": return tuple(int(n) for n in p.name.removeprefix("ff_nact").rsplit("_", 1)[0].split("_"))   # ff_nact3_4_0012: (3, 4)
+    return tuple(p.concept.split(" + " if p.family == "bd" else " & "))
+
+def fresh_test_problems(
+    ps:ProblemSet,    # a set from `make_problem_set` (or any set whose test problems are named as the public ones)
+    seed:int,         # seed of the new problems and their nuisances: another than the set's
+    per:int=1,        # new problems per test problem
+    shapes:pd.DataFrame|None=None, # `load_shapes()` (read if None and needed)
+) -> ProblemSet:      # the new problems, split into the set's test splits (train and val empty)
+    "New problems of the same test concepts as `ps`'s test splits: a decision run's test set, disjoint from the pilot's."
+    if seed == ps.seed: raise ValueError(f"seed {seed} is the set's own: fresh problems need another seed (e.g. {ps.seed + 100})")
+    if per < 1: raise ValueError(f"per must be at least 1, got {per}")
+    tests = [k for k in TEST_OF if ps.split.get(k)]
+    if not tests: raise ValueError(f"the set has no test problems to draw fresh ones for: its splits are {sorted(ps.split)}")
+    if shapes is None and any(n.startswith(("bd_", "hd_")) for k in tests for n in ps.split[k]): shapes = load_shapes()
+    problems, split = [], {"train": [], "val": [], **{k: [] for k in tests}}
+    for k in tests:
+        for n in ps.split[k]:
+            p, c = ps[n], _concept_of(ps[n])
+            for j in range(per):
+                i = 9000 + per * int(n.rsplit("_", 1)[1]) + j if p.family != "bd" else 9000 + j
+                rng = np.random.default_rng(derive_seed(seed, int(array_digest(np.frombuffer(f"{n}/{j}".encode(), np.uint8))[:8], 16)))
+                q = (sample_ff_problem(c, i, rng) if p.family == "ff" else sample_basic_problem(c, shapes, rng) if p.family == "bd"
+                     else sample_abstract_problem(c, shapes, i, rng))
+                if p.family == "bd": q = replace(q, name=f"{q.name[:-5]}_{i:04d}")
+                problems.append(q); split[k].append(q.name)
+    return ProblemSet(problems, split, seed, dict(fresh_of=ps.config, seed=seed, per=per))
 
 # %% ../../nbs/bongard/81_problems.ipynb #fe816955
 def _scale_range(family:str): return SCALE_RANGES[family]
