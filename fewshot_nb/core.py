@@ -182,7 +182,7 @@ UNIT_SUFFIXES = {"_pct": "percent (0 to 100)", "_pp": "percentage points (a diff
                  "_frac": "fraction (0 to 1)", "_s": "seconds", "_px": "pixels"}
 
 COLUMN_UNITS = {   # regular expression on the whole column name -> what it holds, where the name itself says it
-    r"n|n_\w+|\w+_n|count|runs|images|diverged|distinct_\w+|shot|shots|way|queries|tasks": "a count",
+    r"n|n_\w+|\w+_n|count|runs|images|diverged|distinct_\w+|shot|shots|way|queries|tasks|characters": "a count",
     r"seed|repeat|rerun|task|group|point|level|label|image|prototype|tuned_\w+|config|configuration|step|steps|n_steps|epoch|epochs|set_size|z_dim|threads": "an index, a count or a size",
     r"seconds": "seconds",
     r"npar|df|Df|NumDF|DenDF": "degrees of freedom or a number of parameters",
