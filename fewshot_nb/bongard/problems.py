@@ -381,7 +381,7 @@ def make_problem_set(
     split = {k: v for k, v in split.items() if v or k in ("train", "val")}
     return ProblemSet(problems, split, seed, dict(scale=scale, seed=seed, families=list(families), ff_only=ff_only, novel=list(novel), n_comb=n_comb))
 
-# %% ../../nbs/bongard/81_problems.ipynb #868c8cda
+# %% ../../nbs/bongard/81_problems.ipynb #f54867cd
 def _concept_of(p:Problem) -> tuple:
     "What a fresh problem of `p`'s test concept needs: the FF configuration, or the shapes (BA), or the attributes (CM, NV)."
     if p.family == "ff": return tuple(int(n) for n in p.name.removeprefix("ff_nact").rsplit("_", 1)[0].split("_"))   # ff_nact3_4_0012: (3, 4)
