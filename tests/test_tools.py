@@ -135,3 +135,22 @@ def test_gen_threads_refuses_a_bad_thread_count(tmp_path):
     assert r.returncode == 2 and "--threads must be >= 1, got 0" in r.stderr, r.stderr
     assert not (tmp_path/"out").exists()
 
+
+
+def test_s17_overfit_writes_its_curves_and_refuses_bad_arguments(tmp_path):
+    """tools/s17_overfit.py (the stored run nbs/results/exp_generation_s17, claim bg.s17.classifier_overfits): a tiny run
+    writes each network's losses before training and after each epoch, and one test loss per held-out drawing or episode;
+    a bad argument is refused before any work."""
+    import subprocess, sys, pandas as pd
+    tool = str(ROOT/"tools"/"s17_overfit.py")
+    r = subprocess.run([sys.executable, tool, "--epochs", "0", "--out", str(tmp_path/"bad")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "--epochs must be >= 1, got 0" in r.stderr, r.stderr
+    assert not (tmp_path/"bad").exists()
+    r = subprocess.run([sys.executable, tool, "--epochs", "2", "--episodes", "2", "--eval-tasks", "4", "--max-classes", "30", "--threads", "1",
+                        "--out", str(tmp_path/"out")], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    L, T = pd.read_csv(tmp_path/"out"/"losses.csv"), pd.read_csv(tmp_path/"out"/"test_losses.csv.gz")
+    assert sorted(set(zip(L.model, L.epoch, L.split))) == sorted((m, e, s) for m in ("classifier", "protonet") for e in range(3) for s in ("test", "train"))
+    assert len(T[T.model == "classifier"]) == 3 * 30 * 2 and len(T[T.model == "protonet"]) == 3 * 4   # 2 held-out drawings a class; 4 episodes
+    assert T.loss_nats.gt(0).all() and L[L.epoch == 0].acc_frac.lt(0.5).all()   # untrained: near chance
+    assert (tmp_path/"out"/"run.json").is_file()
