@@ -178,7 +178,9 @@ def test_exp_generation_injected_every_figure_and_rerun_loads(tmp_path):
     claims = load_claims("boutin2022")
     assert set(findings.index[~findings.index.str.contains("@")]) == set(claims.index[claims.experiment == "exp_generation"])   # every claim of the notebook, once
     critics = ["bg.critics_agree", "bg.diversity_robust"]   # the two critics compared, not the generators
-    gen = findings.drop(index=critics)
+    s17 = findings.index[findings.index.str.startswith("bg.s17.")]   # S17's classifiers, from their stored run (tools/s17_overfit.py)
+    assert findings.loc[s17, "note"].str.contains("measured in nbs/results/exp_generation_s17").all(), findings.loc[s17, "note"]
+    gen = findings.drop(index=[*critics, *s17])
     assert findings.unit.notna().all() and findings.note.notna().all()
     measured = gen[gen.ours.notna()]
     assert {"bg.unet.recognizable", "bg.context.more_recognizable@contexts-2-5", "bg.fig5a.closest", "bg.fig5b.different_concepts"} <= set(measured.index)   # contexts 2-5: a variant of the paper's span
