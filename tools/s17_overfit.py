@@ -30,7 +30,7 @@ from fewshot_nb.core import atomic_write, save_csv, check_units
 from fewshot_nb.data.omniglot import load_omniglot
 from fewshot_nb.data.splits import weak_split
 from fewshot_nb.data.samplers import EpisodeSampler
-from fewshot_nb.generation.critics import critic_embedding, critic_input
+from fewshot_nb.generation.critics import Critic, critic_embedding, critic_input
 
 p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 p.add_argument("--out", required=True, help="folder of the outputs")
@@ -62,7 +62,7 @@ clf = nn.Sequential(critic_embedding(), nn.ReLU(), nn.Linear(256, n_classes))   
 # the one-shot classifier: the weak split's classes, episodes as S1's (20-way 1-shot)
 split = weak_split(omni)
 is_test_cls = omni.meta.class_name.isin(set(split["test"])).to_numpy()
-proto = nn.Sequential(critic_embedding(), nn.Linear(256, 128))   # the ProtoNet critic: body and metric layer
+proto = Critic("protonet")   # the ProtoNet critic of S1: body and metric layer
 train_items, test_items = np.flatnonzero(~is_test_cls), np.flatnonzero(is_test_cls)
 def sampler(items): return EpisodeSampler(np.unique(labels[items], return_inverse=True)[1], 20, 1, 5)   # positions in `items`, classes 0..k-1
 def only_used(eps, items):   # the episodes re-indexed into the items they use (embedded once per evaluation), and those items

@@ -404,11 +404,11 @@ def fresh_test_problems(
         for n in ps.split[k]:
             p, c = ps[n], _concept_of(ps[n])
             for j in range(per):
-                i = 9000 + per * int(n.rsplit("_", 1)[1]) + j if p.family != "bd" else 9000 + j
+                i = 9000 + per * int(n.rsplit("_", 1)[1]) + j   # a basic problem's suffix is 0: its concept names it
                 rng = np.random.default_rng(derive_seed(seed, int(array_digest(np.frombuffer(f"{n}/{j}".encode(), np.uint8))[:8], 16)))
                 q = (sample_ff_problem(c, i, rng) if p.family == "ff" else sample_basic_problem(c, shapes, rng) if p.family == "bd"
                      else sample_abstract_problem(c, shapes, i, rng))
-                if p.family == "bd": q = replace(q, name=f"{q.name[:-5]}_{i:04d}")
+                if p.family == "bd": q = replace(q, name=f"{q.name[:-5]}_{i:04d}")   # sample_basic_problem names every instance _0000
                 problems.append(q); split[k].append(q.name)
     return ProblemSet(problems, split, seed, dict(fresh_of=ps.config, seed=seed, per=per))
 
