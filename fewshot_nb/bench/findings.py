@@ -271,5 +271,9 @@ def tasks_to_decide(
         lo90, hi90 = (g("low90"), g("high90")) if not _nan(g("low90")) else interval90(ours, g("low"), g("high"))
         room = float(g("margin")) - abs(ours - null)   # what the 90% half-width must fall below
         return math.inf if room <= 0 else math.ceil(n * ((hi90 - lo90) / 2 / room) ** 2)
+    width = float(g("high")) - float(g("low"))
     gap = abs(ours - null) - (0.0 if _nan(g("margin")) else float(g("margin")))   # what the 95% half-width must fall below
-    return math.inf if gap <= 0 else math.ceil(n * ((float(g("high")) - float(g("low"))) / 2 / gap) ** 2)
+    held = math.inf if gap <= 0 else math.ceil(n * (width / 2 / gap) ** 2)
+    if g("test") != "effect" or _nan(g("paper_low")): return held
+    near = min(abs(float(v) - null) for v in (g("paper_low"), g("paper_high", g("paper_low"))) if not _nan(v))
+    return min(held, math.inf if near <= 0 else math.ceil(n * (width / near) ** 2))   # too narrow to hold both null and the paper's value
