@@ -44,14 +44,13 @@ class Episode:
         return (f"Episode({self.n_way}-way, shots {self.shots().tolist()}, "
                 f"queries {self.query_counts().tolist()}, group {self.group})")
 
-# %% ../../nbs/data/13_samplers.ipynb #fa3908ff
+# %% ../../nbs/data/13_samplers.ipynb #d82f3444
 def _pad(rows:list[np.ndarray], fill:int) -> tuple[torch.Tensor, torch.Tensor]:
     n = max(len(r) for r in rows)
     out = np.full((len(rows), n), fill, dtype=np.int64); mask = np.zeros((len(rows), n), dtype=bool)
     for i, r in enumerate(rows): out[i, :len(r)] = r; mask[i, :len(r)] = True
     return torch.from_numpy(out), torch.from_numpy(mask)
 
-# %% ../../nbs/data/13_samplers.ipynb #d82f3444
 @dataclass
 class EpisodeBatch:
     "`n_tasks` episodes as stacked tensors; masks mark real entries where tasks are ragged."
@@ -78,64 +77,44 @@ class EpisodeBatch:
     def tensors(self) -> dict:
         "The batch's fields, as a dict of tensors."
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
-
-# %% ../../nbs/data/13_samplers.ipynb #94e67ddd
-@patch(cls_method=True)
-def stack(cls:EpisodeBatch, episodes:list[Episode]) -> "EpisodeBatch":
-    "Stack episodes, padding ragged support and query sets."
-    if not episodes: raise ValueError("cannot stack an empty list of episodes")
-    if len({e.n_way for e in episodes}) > 1: raise ValueError("all episodes of a batch must have the same n_way")
-    s, sm = _pad([e.support for e in episodes], 0); sl, _ = _pad([e.support_labels for e in episodes], -1)
-    q, qm = _pad([e.query for e in episodes], 0); ql, _ = _pad([e.query_labels for e in episodes], -1)
-    return cls(s, sl, sm, q, ql, qm, torch.from_numpy(np.stack([e.classes for e in episodes]).astype(np.int64)),
-               torch.tensor([e.group for e in episodes], dtype=torch.long))
-
-# %% ../../nbs/data/13_samplers.ipynb #ec1133cd
-@patch
-def query_counts(self:EpisodeBatch) -> np.ndarray: # (n_tasks, n_way) queries of each episode label
-    "Number of queries of each episode label, in every task."
-    ql = self.query_labels.cpu().numpy(); t, j = np.nonzero(ql >= 0)
-    out = np.zeros((self.n_tasks, self.n_way), np.int64); np.add.at(out, (t, ql[t, j]), 1)
-    return out
-
-# %% ../../nbs/data/13_samplers.ipynb #ef946425
-@patch
-def episodes(self:EpisodeBatch) -> list[Episode]:
-    "The batch as a list of `Episode`s, one per task."
-    return [self[i] for i in range(self.n_tasks)]
-
-# %% ../../nbs/data/13_samplers.ipynb #e2717fb5
-@patch
-def gather(self:EpisodeBatch,
-           x:torch.Tensor, # (n_items, ...) features or images of the whole data source
-          ) -> tuple[torch.Tensor, torch.Tensor]: # (n_tasks, n_support, ...), (n_tasks, n_query, ...)
-    "Support and query inputs of every task, taken from `x` (padding rows hold item 0)."
-    x = torch.as_tensor(x)
-    return x[self.support.to(x.device)], x[self.query.to(x.device)]
-
-# %% ../../nbs/data/13_samplers.ipynb #f3165a80
-@patch(as_prop=True)
-def n_tasks(self:EpisodeBatch) -> int:
-    "Number of tasks in the batch."
-    return len(self.classes)
-
-# %% ../../nbs/data/13_samplers.ipynb #b22a5a73
-@patch(as_prop=True)
-def n_way(self:EpisodeBatch) -> int:
-    "Number of classes in each task."
-    return self.classes.shape[1]
-
-# %% ../../nbs/data/13_samplers.ipynb #26144cd0
-@patch(as_prop=True)
-def ragged(self:EpisodeBatch) -> bool:
-    "Whether any support or query slot is padding."
-    return not (bool(self.support_mask.all()) and bool(self.query_mask.all()))
-
-# %% ../../nbs/data/13_samplers.ipynb #a79150ea
-@patch
-def to(self:EpisodeBatch, device) -> "EpisodeBatch":
-    "A copy of the batch with every tensor on `device`."
-    return EpisodeBatch(**{k: v.to(device) for k, v in self.tensors().items()})
+    @classmethod
+    def stack(cls, episodes:list[Episode]) -> "EpisodeBatch":
+        "Stack episodes, padding ragged support and query sets."
+        if not episodes: raise ValueError("cannot stack an empty list of episodes")
+        if len({e.n_way for e in episodes}) > 1: raise ValueError("all episodes of a batch must have the same n_way")
+        s, sm = _pad([e.support for e in episodes], 0); sl, _ = _pad([e.support_labels for e in episodes], -1)
+        q, qm = _pad([e.query for e in episodes], 0); ql, _ = _pad([e.query_labels for e in episodes], -1)
+        return cls(s, sl, sm, q, ql, qm, torch.from_numpy(np.stack([e.classes for e in episodes]).astype(np.int64)),
+                   torch.tensor([e.group for e in episodes], dtype=torch.long))
+    def query_counts(self) -> np.ndarray: # (n_tasks, n_way) queries of each episode label
+        "Number of queries of each episode label, in every task."
+        ql = self.query_labels.cpu().numpy(); t, j = np.nonzero(ql >= 0)
+        out = np.zeros((self.n_tasks, self.n_way), np.int64); np.add.at(out, (t, ql[t, j]), 1)
+        return out
+    def episodes(self) -> list[Episode]:
+        "The batch as a list of `Episode`s, one per task."
+        return [self[i] for i in range(self.n_tasks)]
+    def gather(self,
+               x:torch.Tensor, # (n_items, ...) features or images of the whole data source
+              ) -> tuple[torch.Tensor, torch.Tensor]: # (n_tasks, n_support, ...), (n_tasks, n_query, ...)
+        "Support and query inputs of every task, taken from `x` (padding rows hold item 0)."
+        x = torch.as_tensor(x)
+        return x[self.support.to(x.device)], x[self.query.to(x.device)]
+    @property
+    def n_tasks(self) -> int:
+        "Number of tasks in the batch."
+        return len(self.classes)
+    @property
+    def n_way(self) -> int:
+        "Number of classes in each task."
+        return self.classes.shape[1]
+    @property
+    def ragged(self) -> bool:
+        "Whether any support or query slot is padding."
+        return not (bool(self.support_mask.all()) and bool(self.query_mask.all()))
+    def to(self, device) -> "EpisodeBatch":
+        "A copy of the batch with every tensor on `device`."
+        return EpisodeBatch(**{k: v.to(device) for k, v in self.tensors().items()})
 
 # %% ../../nbs/data/13_samplers.ipynb #1a7ec060
 def round_counts(
@@ -172,7 +151,6 @@ def _padded_members(keys:np.ndarray, n_keys:int) -> np.ndarray:
     out[keys[order], cols] = order
     return out
 
-# %% ../../nbs/data/13_samplers.ipynb #e6a2099d
 def _random_pick(members:np.ndarray, n_pick:int, rng) -> np.ndarray:
     "For each row of a padded (-1) matrix, `n_pick` of its entries in random order (rows need >= n_pick)."
     keys = rng.random(members.shape); keys[members < 0] = np.inf
@@ -286,17 +264,27 @@ class EpisodeSampler:
                 f"{self.structure}, {self.query_dist}{f'(a={self.dirichlet_a})' if self.query_dist == 'dirichlet' else ''}, "
                 f"{len(self.eligible)} classes in {len(self.group_ids) if self.structure == 'within_group' else 1} group(s))")
 
-# %% ../../nbs/data/13_samplers.ipynb #b5e45578
-def _uncapped_counts(self, n_tasks:int, rng) -> np.ndarray:
+# %% ../../nbs/data/13_samplers.ipynb #930a74b5
+@patch
+def _draw_classes(self:EpisodeSampler, n_tasks:int, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    "Group (n_tasks,), classes (n_tasks, n_way) and shots (n_tasks, n_way) of `n_tasks` tasks."
+    g = rng.integers(len(self.group_ids), size=n_tasks)                        # a group per task,
+    classes = _random_pick(self.group_members[g], self.n_way, rng)            # then n_way of its classes in random order
+    shots = (np.broadcast_to(self.shots, (n_tasks, self.n_way)) if self.shots is not None
+             else rng.integers(self.shot_range[0], self.shot_range[1] + 1, size=(n_tasks, self.n_way)))
+    return g, classes, shots
+
+@patch
+def _uncapped_counts(self:EpisodeSampler, n_tasks:int, rng) -> np.ndarray:
     "Query counts (n_tasks, n_way) as the query distribution gives them, before any cap."
     if self.query_dist == "balanced": return np.full((n_tasks, self.n_way), self.n_query, dtype=np.int64)
     if self.query_dist == "fixed": return np.broadcast_to(self.fixed_counts, (n_tasks, self.n_way)).copy()
     return dirichlet_counts(self.dirichlet_a, self.n_way, self.total_query, n_tasks, rng)
 
-# %% ../../nbs/data/13_samplers.ipynb #5de64c1f
-def _draw_query_counts(self, caps, rng) -> np.ndarray:
+@patch
+def _draw_query_counts(self:EpisodeSampler, caps, rng) -> np.ndarray:
     n_tasks = len(caps)
-    counts = _uncapped_counts(self, n_tasks, rng)
+    counts = self._uncapped_counts(n_tasks, rng)
     bad = (counts > caps).any(1)
     for _ in range(self.max_resample):
         if not bad.any(): return counts
@@ -308,15 +296,6 @@ def _draw_query_counts(self, caps, rng) -> np.ndarray:
         bad = (counts > caps).any(1)
     if bad.any(): raise ValueError(f"after {self.max_resample} rounds of resampling, {int(bad.sum())} tasks still exceed their caps; lower n_query")
     return counts
-
-# %% ../../nbs/data/13_samplers.ipynb #930a74b5
-def _draw_classes(self, n_tasks:int, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    "Group (n_tasks,), classes (n_tasks, n_way) and shots (n_tasks, n_way) of `n_tasks` tasks."
-    g = rng.integers(len(self.group_ids), size=n_tasks)                        # a group per task,
-    classes = _random_pick(self.group_members[g], self.n_way, rng)            # then n_way of its classes in random order
-    shots = (np.broadcast_to(self.shots, (n_tasks, self.n_way)) if self.shots is not None
-             else rng.integers(self.shot_range[0], self.shot_range[1] + 1, size=(n_tasks, self.n_way)))
-    return g, classes, shots
 
 # %% ../../nbs/data/13_samplers.ipynb #d4ac00ba
 def _picked_rows(items:np.ndarray, mask:np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -330,7 +309,6 @@ def _picked_rows(items:np.ndarray, mask:np.ndarray) -> tuple[np.ndarray, np.ndar
     it[t[mask], pos[mask]] = items[mask]; lab[t[mask], pos[mask]] = way[mask]
     return it, lab, np.arange(width)[None] < n[:, None]
 
-# %% ../../nbs/data/13_samplers.ipynb #0510851a
 def _shuffled(q:np.ndarray, ql:np.ndarray, qm:np.ndarray, rng) -> tuple[np.ndarray, np.ndarray]:
     "Queries and their labels in a random order within each task (padding stays at the end)."
     keys = rng.random(q.shape); keys[~qm] = np.inf
@@ -338,10 +316,11 @@ def _shuffled(q:np.ndarray, ql:np.ndarray, qm:np.ndarray, rng) -> tuple[np.ndarr
     return np.take_along_axis(q, perm, 1), np.take_along_axis(ql, perm, 1)
 
 # %% ../../nbs/data/13_samplers.ipynb #7c57694c
-def _sample_arrays(self, n_tasks:int, rng) -> dict:
+@patch
+def _sample_arrays(self:EpisodeSampler, n_tasks:int, rng) -> dict:
     # 1-2. classes, shots and query counts
-    g, classes, shots = _draw_classes(self, n_tasks, rng)
-    counts = _draw_query_counts(self, self.class_sizes[classes] - shots, rng)
+    g, classes, shots = self._draw_classes(n_tasks, rng)
+    counts = self._draw_query_counts(self.class_sizes[classes] - shots, rng)
     # 3. items: a random permutation of each class, support first, then queries
     n_take = int((shots + counts).max())
     items = _random_pick(self.members[classes], n_take, rng)                    # (n_tasks, n_way, n_take)
@@ -352,7 +331,6 @@ def _sample_arrays(self, n_tasks:int, rng) -> dict:
     return dict(support=s, support_labels=sl, support_mask=sm, query=q, query_labels=ql, query_mask=qm,
                 classes=classes, groups=self.group_ids[g])
 
-# %% ../../nbs/data/13_samplers.ipynb #42557bd2
 @patch
 def sample_batch(self:EpisodeSampler,
                  n_tasks:int,      # number of tasks
@@ -362,7 +340,7 @@ def sample_batch(self:EpisodeSampler,
     "Draw `n_tasks` tasks as an `EpisodeBatch`; the same seed gives the same batch."
     if n_tasks < 1: raise ValueError(f"n_tasks must be >= 1, got {n_tasks}")
     rng = as_rng(seed)
-    parts = [_sample_arrays(self, min(chunk, n_tasks - i), rng) for i in range(0, n_tasks, chunk)]
+    parts = [self._sample_arrays(min(chunk, n_tasks - i), rng) for i in range(0, n_tasks, chunk)]
     if len(parts) > 1:  # pad chunks to a common width before concatenating
         cat = {}
         for k in parts[0]:
@@ -374,16 +352,12 @@ def sample_batch(self:EpisodeSampler,
         parts = [cat]
     return EpisodeBatch(**{k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in parts[0].items()})
 
-# %% ../../nbs/data/13_samplers.ipynb #1bae4983
 @patch
 def sample(self:EpisodeSampler,
            seed=None,     # seed or Generator
           ) -> Episode:   # one task
     "Draw one task as an `Episode`."
     return self.sample_batch(1, seed)[0]
-
-# %% ../../nbs/data/13_samplers.ipynb #cf43865a
-EpisodeSampler._draw_query_counts = _draw_query_counts
 
 # %% ../../nbs/data/13_samplers.ipynb #2451b72d
 def class_groups(labels, groups) -> np.ndarray:
@@ -459,8 +433,8 @@ def cap_binding(self:EpisodeSampler,
     "Uncapped query counts of `n_tasks` of this sampler's tasks, and their caps: how often, and where, the caps bind."
     if n_tasks < 1: raise ValueError(f"n_tasks must be >= 1, got {n_tasks}")
     rng = as_rng(seed)
-    _, classes, shots = _draw_classes(self, n_tasks, rng)
-    return CapBinding(_uncapped_counts(self, n_tasks, rng), self.class_sizes[classes] - shots)
+    _, classes, shots = self._draw_classes(n_tasks, rng)
+    return CapBinding(self._uncapped_counts(n_tasks, rng), self.class_sizes[classes] - shots)
 
 # %% ../../nbs/data/13_samplers.ipynb #322c8cdd
 def query_imbalance(
@@ -484,7 +458,7 @@ def requery(self:EpisodeSampler,
     classes = batch.classes.numpy()
     sl, sm = batch.support_labels.numpy(), batch.support_mask.numpy()
     shots = np.stack([((sl == k) & sm).sum(1) for k in range(self.n_way)], 1)
-    counts = _draw_query_counts(self, self.class_sizes[classes] - shots, rng)   # capped (or redrawn) as in sample_batch
+    counts = self._draw_query_counts(self.class_sizes[classes] - shots, rng)   # capped (or redrawn) as in sample_batch
     members = self.members[classes].copy()                                     # (n_tasks, n_way, largest class)
     sup = np.where(sm, batch.support.numpy(), -2)                              # -2 never matches an item
     for j in range(sup.shape[1]): members[members == sup[:, j, None, None]] = -1   # the support items are not queries
@@ -513,52 +487,45 @@ class TaskManifest:
     def __len__(self): return self.batch.n_tasks
     def __repr__(self): return f"TaskManifest({self.batch.n_tasks} tasks, seed {self.seed}, {self.digest[:12]})"
 
-# %% ../../nbs/data/13_samplers.ipynb #029d0c86
-@patch(cls_method=True)
-def sample(cls:TaskManifest, sampler:EpisodeSampler, n_tasks:int, seed:int) -> "TaskManifest":
-    "Draw `n_tasks` tasks with an integer `seed` and record how."
-    if isinstance(seed, np.random.Generator) or seed is None: raise ValueError("a manifest needs an integer seed, so that it can be redrawn")
-    return cls(sampler.sample_batch(n_tasks, seed), sampler.config(), int(seed), data_fingerprint(sampler.labels))
+    @classmethod
+    def sample(cls, sampler:EpisodeSampler, n_tasks:int, seed:int) -> "TaskManifest":
+        "Draw `n_tasks` tasks with an integer `seed` and record how."
+        if isinstance(seed, np.random.Generator) or seed is None: raise ValueError("a manifest needs an integer seed, so that it can be redrawn")
+        return cls(sampler.sample_batch(n_tasks, seed), sampler.config(), int(seed), data_fingerprint(sampler.labels))
 
-# %% ../../nbs/data/13_samplers.ipynb #730cf05a
-@patch(cls_method=True)
-def load(cls:TaskManifest, path:str|Path, data=None) -> "TaskManifest":
-    "Read a manifest, verify its hash and, if `data` is given, that it indexes that data."
-    with np.load(path, allow_pickle=False) as f:
-        meta = json.loads(f["meta"].tobytes().decode())
-        if meta.get("version") != _MANIFEST_VERSION: raise ValueError(f"{path}: manifest version {meta.get('version')}, expected {_MANIFEST_VERSION}")
-        batch = EpisodeBatch(**{k: torch.from_numpy(f[k]) for k in EpisodeBatch.__dataclass_fields__})
-    m = cls(batch, meta["config"], meta["seed"], meta["data"])
-    if m.digest != meta["digest"]: raise ValueError(f"{path}: content hash mismatch, the file was modified or corrupted")
-    return m.check(data) if data is not None else m
+    @classmethod
+    def load(cls, path:str|Path, data=None) -> "TaskManifest":
+        "Read a manifest, verify its hash and, if `data` is given, that it indexes that data."
+        with np.load(path, allow_pickle=False) as f:
+            meta = json.loads(f["meta"].tobytes().decode())
+            if meta.get("version") != _MANIFEST_VERSION: raise ValueError(f"{path}: manifest version {meta.get('version')}, expected {_MANIFEST_VERSION}")
+            batch = EpisodeBatch(**{k: torch.from_numpy(f[k]) for k in EpisodeBatch.__dataclass_fields__})
+        m = cls(batch, meta["config"], meta["seed"], meta["data"])
+        if m.digest != meta["digest"]: raise ValueError(f"{path}: content hash mismatch, the file was modified or corrupted")
+        return m.check(data) if data is not None else m
 
-# %% ../../nbs/data/13_samplers.ipynb #f1e75552
-@patch
-def check(self:TaskManifest, data) -> "TaskManifest":
-    "Raise unless `data` (or its labels) is the data these tasks were drawn from."
-    if (fp := data_fingerprint(data)) != self.data:
-        raise ValueError(f"these tasks were drawn from data with fingerprint {self.data}, not {fp}: "
-                         "load the same data, with the same sets, split and order")
-    return self
+    def check(self, data) -> "TaskManifest":
+        "Raise unless `data` (or its labels) is the data these tasks were drawn from."
+        if (fp := data_fingerprint(data)) != self.data:
+            raise ValueError(f"these tasks were drawn from data with fingerprint {self.data}, not {fp}: "
+                             "load the same data, with the same sets, split and order")
+        return self
 
-# %% ../../nbs/data/13_samplers.ipynb #ced43d8d
-@patch
-def save(self:TaskManifest, path:str|Path) -> Path:
-    "Write to `path` (.npz) atomically."
-    meta = {"version": _MANIFEST_VERSION, "config": self.config, "seed": self.seed, "data": self.data, "digest": self.digest}
-    with atomic_write(path) as tmp:
-        with open(tmp, "wb") as f:
-            np.savez_compressed(f, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8),
-                                **{k: v.numpy() for k, v in self.batch.tensors().items()})
-    return Path(path)
+    def save(self, path:str|Path) -> Path:
+        "Write to `path` (.npz) atomically."
+        meta = {"version": _MANIFEST_VERSION, "config": self.config, "seed": self.seed, "data": self.data, "digest": self.digest}
+        with atomic_write(path) as tmp:
+            with open(tmp, "wb") as f:
+                np.savez_compressed(f, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8),
+                                    **{k: v.numpy() for k, v in self.batch.tensors().items()})
+        return Path(path)
 
-# %% ../../nbs/data/13_samplers.ipynb #b7c16033
-@patch(as_prop=True)
-def digest(self:TaskManifest) -> str:
-    "SHA-256 of the tasks, settings, seed and data fingerprint."
-    t = self.batch.tensors()
-    meta = json.dumps({"config": self.config, "seed": self.seed, "data": self.data}, sort_keys=True)
-    return array_digest(*(t[k].numpy() for k in sorted(t)), np.frombuffer(meta.encode(), np.uint8))
+    @property
+    def digest(self) -> str:
+        "SHA-256 of the tasks, settings, seed and data fingerprint."
+        t = self.batch.tensors()
+        meta = json.dumps({"config": self.config, "seed": self.seed, "data": self.data}, sort_keys=True)
+        return array_digest(*(t[k].numpy() for k in sorted(t)), np.frombuffer(meta.encode(), np.uint8))
 
 # %% ../../nbs/data/13_samplers.ipynb #9c87730f
 def lake_runs(data) -> TaskManifest:

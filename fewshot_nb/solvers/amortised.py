@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/solvers/amortised.html.md"""
 
 # %% ../../nbs/solvers/36_amortised.ipynb #56e6f544
 from __future__ import annotations
-from fastcore.basics import patch
 import copy, math, time
 from pathlib import Path
 import numpy as np, pandas as pd, torch
@@ -18,25 +17,15 @@ from ..data.samplers import EpisodeSampler
 from .base import Solver, SOLVERS
 
 # %% auto #0
-__all__ = ['PREDICTS', 'masked_query_mean', 'MetaSolver', 'VersaNet', 'Versa', 'TaskNorm', 'SyntheticGradient', 'SIBNet',
+__all__ = ['PREDICTS', 'MetaSolver', 'masked_query_mean', 'VersaNet', 'Versa', 'TaskNorm', 'SyntheticGradient', 'SIBNet',
            'cosine_logits', 'cosine_weight_grad', 'SIB']
 
-# %% ../../nbs/solvers/36_amortised.ipynb #3a4bf49a
+# %% ../../nbs/solvers/36_amortised.ipynb #1aca5c09
 def _check_pos(name, v):
     if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not (math.isfinite(v) and v > 0):
         raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
     return float(v)
 
-# %% ../../nbs/solvers/36_amortised.ipynb #33b5e16c
-def masked_query_mean(
-    x:torch.Tensor,     # (n_tasks, n_query, ...) values per query
-    mask:torch.Tensor,  # (n_tasks, n_query) bool, True for real queries
-) -> torch.Tensor:      # (n_tasks, ...) mean over each task's real queries
-    "Mean over the real queries of each task (padded rows do not count)."
-    m = mask.to(x.dtype).reshape(*mask.shape, *([1] * (x.ndim - 2)))
-    return (x * m).sum(1) / m.sum(1).clamp_min(1)
-
-# %% ../../nbs/solvers/36_amortised.ipynb #1aca5c09
 class MetaSolver(Solver):
     "A solver whose rule is a network meta-trained on episodes of base-class features (`meta_fit`); savable and loadable."
     _FORMAT, _VERSION = "fewshot_nb.MetaSolver", 1
@@ -62,145 +51,140 @@ class MetaSolver(Solver):
         if d != self.dim: raise ValueError(f"{type(self).__name__} was meta-trained on {self.dim}-d features, got {d}-d ones")
         return super().__call__(support, *args, **kw)
 
-# %% ../../nbs/solvers/36_amortised.ipynb #61d2ebf7
-@patch(cls_method=True)
-def load(cls:MetaSolver, path:str|Path) -> "MetaSolver":
-    "The solver `save` wrote to `path`, ready to solve."
-    try: d = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e: raise ValueError(f"{path} could not be read as a saved {cls.__name__}: {e}") from e
-    if not isinstance(d, dict) or d.get("format") != cls._FORMAT:
-        raise ValueError(f"{path} is not a saved meta-trained solver (no '{cls._FORMAT}' format tag)")
-    check_seal(d, path, "meta-train the solver again (meta_fit) and save it")
-    if d["version"] != cls._VERSION: raise ValueError(f"{path}: file version {d['version']}, this library reads {cls._VERSION}")
-    if d["name"] != cls.name: raise ValueError(f"{path} holds a {d['name']!r} solver, not {cls.name!r}: use {d['name']!r}'s load")
-    self = cls(**d["hparams"], base_mean=d["base_mean"])
-    self._base_mean_given = d["base_mean_given"]
-    self.net = self.build(d["dim"], d["n_way"])
-    self.net.load_state_dict(d["state_dict"])
-    self.net.eval()
-    self.dim, self.n_way, self.meta, self.history = d["dim"], d["n_way"], d["meta"], pd.DataFrame(d["history"])
-    return self
+    @classmethod
+    def load(cls, path:str|Path) -> "MetaSolver":
+        "The solver `save` wrote to `path`, ready to solve."
+        try: d = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as e: raise ValueError(f"{path} could not be read as a saved {cls.__name__}: {e}") from e
+        if not isinstance(d, dict) or d.get("format") != cls._FORMAT:
+            raise ValueError(f"{path} is not a saved meta-trained solver (no '{cls._FORMAT}' format tag)")
+        check_seal(d, path, "meta-train the solver again (meta_fit) and save it")
+        if d["version"] != cls._VERSION: raise ValueError(f"{path}: file version {d['version']}, this library reads {cls._VERSION}")
+        if d["name"] != cls.name: raise ValueError(f"{path} holds a {d['name']!r} solver, not {cls.name!r}: use {d['name']!r}'s load")
+        self = cls(**d["hparams"], base_mean=d["base_mean"])
+        self._base_mean_given = d["base_mean_given"]
+        self.net = self.build(d["dim"], d["n_way"])
+        self.net.load_state_dict(d["state_dict"])
+        self.net.eval()
+        self.dim, self.n_way, self.meta, self.history = d["dim"], d["n_way"], d["meta"], pd.DataFrame(d["history"])
+        return self
 
-# %% ../../nbs/solvers/36_amortised.ipynb #1860a89c
-@patch
-def build(self:MetaSolver, dim:int, n_way:int) -> nn.Module:
-    "A freshly initialised network for `dim`-d features and `n_way`-way training episodes (implemented by each method)."
-    raise NotImplementedError
+    def build(self, dim:int, n_way:int) -> nn.Module:
+        "A freshly initialised network for `dim`-d features and `n_way`-way training episodes (implemented by each method)."
+        raise NotImplementedError
 
-# %% ../../nbs/solvers/36_amortised.ipynb #6cf38cba
-@patch
-def episode_loss(self:MetaSolver,
-                 net:nn.Module,               # the network being trained
-                 t:TaskTensors,               # a batch of training episodes, features in the solver's view
-                 query_labels:torch.Tensor,   # (n_tasks, n_query) labels of the queries (-1: padding)
-                 gen:torch.Generator,         # source of any noise
-                ) -> tuple[torch.Tensor, torch.Tensor]: # the loss to minimise, and the query accuracy (for the history)
-    "The meta-training loss on a batch of episodes (implemented by each method)."
-    raise NotImplementedError
+    def episode_loss(self,
+                     net:nn.Module,               # the network being trained
+                     t:TaskTensors,               # a batch of training episodes, features in the solver's view
+                     query_labels:torch.Tensor,   # (n_tasks, n_query) labels of the queries (-1: padding)
+                     gen:torch.Generator,         # source of any noise
+                    ) -> tuple[torch.Tensor, torch.Tensor]: # the loss to minimise, and the query accuracy (for the history)
+        "The meta-training loss on a batch of episodes (implemented by each method)."
+        raise NotImplementedError
 
-# %% ../../nbs/solvers/36_amortised.ipynb #c4337b14
-@patch
-def network(self:MetaSolver, t:TaskTensors) -> nn.Module:
-    "The meta-trained network in the dtype and on the device of `t`; a clear error if there is none."
-    self._check_fitted()
-    if t.support.shape[-1] != self.dim:
-        raise ValueError(f"{type(self).__name__} was meta-trained on {self.dim}-d features, got {t.support.shape[-1]}-d ones")
-    key = (t.support.device, t.support.dtype)
-    if key not in self._copies:
-        self._copies[key] = copy.deepcopy(self.net).to(device=t.support.device, dtype=t.support.dtype).eval()
-    return self._copies[key]
+    def network(self, t:TaskTensors) -> nn.Module:
+        "The meta-trained network in the dtype and on the device of `t`; a clear error if there is none."
+        self._check_fitted()
+        if t.support.shape[-1] != self.dim:
+            raise ValueError(f"{type(self).__name__} was meta-trained on {self.dim}-d features, got {t.support.shape[-1]}-d ones")
+        key = (t.support.device, t.support.dtype)
+        if key not in self._copies:
+            self._copies[key] = copy.deepcopy(self.net).to(device=t.support.device, dtype=t.support.dtype).eval()
+        return self._copies[key]
 
-# %% ../../nbs/solvers/36_amortised.ipynb #5538fc9c
-@patch
-def meta_fit(self:MetaSolver,
-             base,                     # FeatureSource of the base classes (anything with `.feats` and `.labels`)
-             n_way:int=5,              # classes per training episode
-             n_shot=(1, 5),            # shots per class: an int, or (lo, hi) to draw each class's shots in [lo, hi]
-             n_query:int=15,           # queries per class in training episodes
-             steps:int=1000,           # optimiser steps (0: the network as initialised)
-             tasks_per_batch:int=16,   # episodes per step
-             lr:float=1e-3,            # Adam learning rate
-             seed:int=0,               # seed of the initial weights, the episodes and the noise
-             device="cpu",             # device to train on; the network is kept on the CPU afterwards
-             log_every:int=50,         # steps per row of the history
-            ) -> tuple["MetaSolver", pd.DataFrame]: # self, and the history: mean loss and query accuracy per `log_every` steps
-    "Meta-train a fresh network on random episodes of the base classes' features."
-    n_way, n_query = check_int("n_way", n_way, 2), check_int("n_query", n_query, 1)
-    steps, tasks_per_batch = check_int("steps", steps, 0), check_int("tasks_per_batch", tasks_per_batch, 1)
-    seed, log_every, lr = check_int("seed", seed, 0), check_int("log_every", log_every, 1), _check_pos("lr", lr)
-    if np.ndim(n_shot) == 0: n_shot = check_int("n_shot", n_shot, 1); shot_kw, max_shot = dict(n_shot=n_shot), n_shot
-    else:
-        if len(n_shot) != 2: raise ValueError(f"n_shot must be an int or a range (lo, hi), got {n_shot!r}")
-        lo, hi = check_int("n_shot[0]", n_shot[0], 1), check_int("n_shot[1]", n_shot[1], 1)
-        if lo > hi: raise ValueError(f"the n_shot range (lo, hi) needs lo <= hi, got {tuple(n_shot)!r}")
-        n_shot, shot_kw, max_shot = [lo, hi], dict(shot_range=(lo, hi)), hi
-    feats, labels = torch.as_tensor(base.feats), np.asarray(base.labels)
-    counts = np.bincount(labels)
-    usable = int((counts >= max_shot + n_query).sum())
-    if usable < n_way:
-        raise ValueError(f"meta_fit needs at least n_way = {n_way} base classes with n_shot + n_query = {max_shot + n_query} "
-                         f"items each; the base set has {usable} such classes (of {int((counts > 0).sum())})")
-    sampler = EpisodeSampler(labels, n_way=n_way, n_query=n_query, skip_small=True, **shot_kw)
-    dev = torch.device(device)
-    if self.norm == "cl2n" and not self._base_mean_given: self.base_mean = feats.float().mean(0)
-    bm = None if self.base_mean is None else self.base_mean.to(dev, torch.float32)
-    feats = normalize_features(feats.to(dev, torch.float32), self.norm, bm)
-    with torch.random.fork_rng(devices=[]):          # seeded initial weights, global RNG left as it was
-        torch.manual_seed(seed)
-        net = self.build(feats.shape[1], n_way).to(dev)
-    gen = torch.Generator(device=dev).manual_seed(seed)
-    rows, t0 = [], time.perf_counter()
-    if steps:
-        opt = torch.optim.Adam(net.parameters(), lr=lr)
-        tasks = sampler.sample_batch(steps * tasks_per_batch, seed=seed).to(dev)
-        run_loss = run_acc = 0.0
-        net.train()
-        for i in range(steps):
-            b = tasks[i * tasks_per_batch:(i + 1) * tasks_per_batch]
-            s, q = b.gather(feats)
-            loss, acc = self.episode_loss(net, task_tensors(s, b.support_labels, q, n_way, b.support_mask, b.query_mask),
-                                          b.query_labels, gen)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            run_loss += loss.item(); run_acc += acc.item()
-            if (i + 1) % log_every == 0 or i + 1 == steps:
-                n = i % log_every + 1
-                rows.append(dict(step=i + 1, loss=run_loss / n, train_acc=run_acc / n))
-                run_loss = run_acc = 0.0
-    self.fit_seconds = time.perf_counter() - t0
-    self.net, self.dim, self.n_way, self._copies = net.cpu().float().eval(), int(feats.shape[1]), n_way, {}
-    self.meta = dict(n_way=n_way, n_shot=n_shot, n_query=n_query, steps=steps, tasks_per_batch=tasks_per_batch, lr=lr,
-                     seed=seed, dim=self.dim, n_base_classes=usable)
-    self.history = pd.DataFrame(rows, columns=["step", "loss", "train_acc"])
-    return self, self.history
+    def meta_fit(self,
+                 base,                     # FeatureSource of the base classes (anything with `.feats` and `.labels`)
+                 n_way:int=5,              # classes per training episode
+                 n_shot=(1, 5),            # shots per class: an int, or (lo, hi) to draw each class's shots in [lo, hi]
+                 n_query:int=15,           # queries per class in training episodes
+                 steps:int=1000,           # optimiser steps (0: the network as initialised)
+                 tasks_per_batch:int=16,   # episodes per step
+                 lr:float=1e-3,            # Adam learning rate
+                 seed:int=0,               # seed of the initial weights, the episodes and the noise
+                 device="cpu",             # device to train on; the network is kept on the CPU afterwards
+                 log_every:int=50,         # steps per row of the history
+                ) -> tuple["MetaSolver", pd.DataFrame]: # self, and the history: mean loss and query accuracy per `log_every` steps
+        "Meta-train a fresh network on random episodes of the base classes' features."
+        n_way, n_query = check_int("n_way", n_way, 2), check_int("n_query", n_query, 1)
+        steps, tasks_per_batch = check_int("steps", steps, 0), check_int("tasks_per_batch", tasks_per_batch, 1)
+        seed, log_every, lr = check_int("seed", seed, 0), check_int("log_every", log_every, 1), _check_pos("lr", lr)
+        if np.ndim(n_shot) == 0: n_shot = check_int("n_shot", n_shot, 1); shot_kw, max_shot = dict(n_shot=n_shot), n_shot
+        else:
+            if len(n_shot) != 2: raise ValueError(f"n_shot must be an int or a range (lo, hi), got {n_shot!r}")
+            lo, hi = check_int("n_shot[0]", n_shot[0], 1), check_int("n_shot[1]", n_shot[1], 1)
+            if lo > hi: raise ValueError(f"the n_shot range (lo, hi) needs lo <= hi, got {tuple(n_shot)!r}")
+            n_shot, shot_kw, max_shot = [lo, hi], dict(shot_range=(lo, hi)), hi
+        feats, labels = torch.as_tensor(base.feats), np.asarray(base.labels)
+        counts = np.bincount(labels)
+        usable = int((counts >= max_shot + n_query).sum())
+        if usable < n_way:
+            raise ValueError(f"meta_fit needs at least n_way = {n_way} base classes with n_shot + n_query = {max_shot + n_query} "
+                             f"items each; the base set has {usable} such classes (of {int((counts > 0).sum())})")
+        sampler = EpisodeSampler(labels, n_way=n_way, n_query=n_query, skip_small=True, **shot_kw)
+        dev = torch.device(device)
+        if self.norm == "cl2n" and not self._base_mean_given: self.base_mean = feats.float().mean(0)
+        bm = None if self.base_mean is None else self.base_mean.to(dev, torch.float32)
+        feats = normalize_features(feats.to(dev, torch.float32), self.norm, bm)
+        with torch.random.fork_rng(devices=[]):          # seeded initial weights, global RNG left as it was
+            torch.manual_seed(seed)
+            net = self.build(feats.shape[1], n_way).to(dev)
+        gen = torch.Generator(device=dev).manual_seed(seed)
+        rows, t0 = [], time.perf_counter()
+        if steps:
+            opt = torch.optim.Adam(net.parameters(), lr=lr)
+            tasks = sampler.sample_batch(steps * tasks_per_batch, seed=seed).to(dev)
+            run_loss = run_acc = 0.0
+            net.train()
+            for i in range(steps):
+                b = tasks[i * tasks_per_batch:(i + 1) * tasks_per_batch]
+                s, q = b.gather(feats)
+                loss, acc = self.episode_loss(net, task_tensors(s, b.support_labels, q, n_way, b.support_mask, b.query_mask),
+                                              b.query_labels, gen)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                run_loss += loss.item(); run_acc += acc.item()
+                if (i + 1) % log_every == 0 or i + 1 == steps:
+                    n = i % log_every + 1
+                    rows.append(dict(step=i + 1, loss=run_loss / n, train_acc=run_acc / n))
+                    run_loss = run_acc = 0.0
+        self.fit_seconds = time.perf_counter() - t0
+        self.net, self.dim, self.n_way, self._copies = net.cpu().float().eval(), int(feats.shape[1]), n_way, {}
+        self.meta = dict(n_way=n_way, n_shot=n_shot, n_query=n_query, steps=steps, tasks_per_batch=tasks_per_batch, lr=lr,
+                         seed=seed, dim=self.dim, n_base_classes=usable)
+        self.history = pd.DataFrame(rows, columns=["step", "loss", "train_acc"])
+        return self, self.history
 
-# %% ../../nbs/solvers/36_amortised.ipynb #a94ac829
-@patch
-def save(self:MetaSolver, path:str|Path) -> Path:
-    "Write hyper-parameters, meta-training settings, history and weights to `path` (a temporary file, then renamed)."
-    if self.net is None: raise ValueError(f"nothing to save: {type(self).__name__} has not been meta-trained (call meta_fit)")
-    d = dict(format=self._FORMAT, version=self._VERSION, name=self.name, hparams=self.hparams(), base_mean=self.base_mean,
-             base_mean_given=self._base_mean_given,
-             dim=self.dim, n_way=self.n_way, meta=self.meta, history=self.history.to_dict("list"),
-             state_dict=self.net.state_dict())
-    path = Path(path)
-    with atomic_write(path) as tmp: torch.save(seal(d), tmp)   # sealed: a changed byte is found on loading
-    return path
+    def save(self, path:str|Path) -> Path:
+        "Write hyper-parameters, meta-training settings, history and weights to `path` (a temporary file, then renamed)."
+        if self.net is None: raise ValueError(f"nothing to save: {type(self).__name__} has not been meta-trained (call meta_fit)")
+        d = dict(format=self._FORMAT, version=self._VERSION, name=self.name, hparams=self.hparams(), base_mean=self.base_mean,
+                 base_mean_given=self._base_mean_given,
+                 dim=self.dim, n_way=self.n_way, meta=self.meta, history=self.history.to_dict("list"),
+                 state_dict=self.net.state_dict())
+        path = Path(path)
+        with atomic_write(path) as tmp: torch.save(seal(d), tmp)   # sealed: a changed byte is found on loading
+        return path
 
-# %% ../../nbs/solvers/36_amortised.ipynb #7ebde94d
-@patch(as_prop=True)
-def fitted(self:MetaSolver) -> bool:
-    "Whether the network has been meta-trained or loaded."
-    return self.net is not None
+    @property
+    def fitted(self) -> bool:
+        "Whether the network has been meta-trained or loaded."
+        return self.net is not None
 
-# %% ../../nbs/solvers/36_amortised.ipynb #db33ca48
-@patch
-def config(self:MetaSolver) -> dict:
-    "The solver's config, with the settings of its meta-training."
-    return super(MetaSolver, self).config() | dict(meta_fit=self.meta)
+    def config(self) -> dict:
+        "The solver's config, with the settings of its meta-training."
+        return super(MetaSolver, self).config() | dict(meta_fit=self.meta)
 
-# %% ../../nbs/solvers/36_amortised.ipynb #e6ca49b2
+# %% ../../nbs/solvers/36_amortised.ipynb #33b5e16c
+def masked_query_mean(
+    x:torch.Tensor,     # (n_tasks, n_query, ...) values per query
+    mask:torch.Tensor,  # (n_tasks, n_query) bool, True for real queries
+) -> torch.Tensor:      # (n_tasks, ...) mean over each task's real queries
+    "Mean over the real queries of each task (padded rows do not count)."
+    m = mask.to(x.dtype).reshape(*mask.shape, *([1] * (x.ndim - 2)))
+    return (x * m).sum(1) / m.sum(1).clamp_min(1)
+
+# %% ../../nbs/solvers/36_amortised.ipynb #e87620eb
 def _mlp(d_in:int, d_hidden:int, d_out:int) -> nn.Sequential:
     "Three dense layers with ELU between them, Xavier-normal weights and N(0, 1e-3) biases (Versa's `inference_block`)."
     net = nn.Sequential(nn.Linear(d_in, d_hidden), nn.ELU(), nn.Linear(d_hidden, d_hidden), nn.ELU(), nn.Linear(d_hidden, d_out))
@@ -208,7 +192,6 @@ def _mlp(d_in:int, d_hidden:int, d_out:int) -> nn.Sequential:
         if isinstance(m, nn.Linear): nn.init.xavier_normal_(m.weight); nn.init.normal_(m.bias, std=1e-3)
     return net
 
-# %% ../../nbs/solvers/36_amortised.ipynb #e87620eb
 class VersaNet(nn.Module):
     "Versa's amortisation network: from a class's mean feature, the mean and log-variance of its weights and of its bias."
     def __init__(self,
@@ -218,6 +201,12 @@ class VersaNet(nn.Module):
         super().__init__()
         self.w_mean, self.w_logvar = _mlp(dim, hidden, dim), _mlp(dim, hidden, dim)
         self.b_mean, self.b_logvar = _mlp(dim, hidden, 1), _mlp(dim, hidden, 1)
+
+    def forward(self,
+                pooled:torch.Tensor,   # (n_tasks, K, d) mean support feature of each class
+               ) -> tuple[torch.Tensor, ...]: # weight mean and log-variance (n_tasks, K, d), bias mean and log-variance (n_tasks, K)
+        "Posterior mean and log-variance of each class's weights and bias, from its pooled support feature."
+        return self.w_mean(pooled), self.w_logvar(pooled), self.b_mean(pooled)[..., 0], self.b_logvar(pooled)[..., 0]
 
 # %% ../../nbs/solvers/36_amortised.ipynb #9a7d8ec7
 PREDICTS = ("sample", "mean")
@@ -239,68 +228,48 @@ class Versa(MetaSolver):
         if predict not in PREDICTS: raise ValueError(f"predict must be one of {PREDICTS}, got {predict!r}")
         self.predict = predict
 
-# %% ../../nbs/solvers/36_amortised.ipynb #2d1a86d9
-@patch
-def build(self:Versa, dim, n_way):
-    "A fresh amortisation network for `dim`-dimensional features."
-    return VersaNet(dim, self.hidden or dim)
+    def build(self, dim, n_way):
+        "A fresh amortisation network for `dim`-dimensional features."
+        return VersaNet(dim, self.hidden or dim)
 
-# %% ../../nbs/solvers/36_amortised.ipynb #cceed4ab
-@patch
-def posterior(self:Versa, net:nn.Module, t:TaskTensors) -> tuple[torch.Tensor, ...]:
-    "Mean and log-variance of every class's weights `(n_tasks, K, d)` and bias `(n_tasks, K)`."
-    return net(prototypes(t.support, t.labels, t.n_way, t.support_mask))
+    def posterior(self, net:nn.Module, t:TaskTensors) -> tuple[torch.Tensor, ...]:
+        "Mean and log-variance of every class's weights `(n_tasks, K, d)` and bias `(n_tasks, K)`."
+        return net(prototypes(t.support, t.labels, t.n_way, t.support_mask))
 
-# %% ../../nbs/solvers/36_amortised.ipynb #309bba4a
-@patch
-def logit_moments(self:Versa, net:nn.Module, t:TaskTensors) -> tuple[torch.Tensor, torch.Tensor]:
-    "Mean and variance `(n_tasks, n_query, K)` of each query's logits under the posterior (local reparameterisation)."
-    w_mu, w_lv, b_mu, b_lv = self.posterior(net, t)
-    mean = torch.baddbmm(b_mu.unsqueeze(1), t.query, w_mu.transpose(1, 2))
-    var = torch.baddbmm(b_lv.exp().unsqueeze(1), t.query.square(), w_lv.exp().transpose(1, 2))
-    return mean, var
+    def logit_moments(self, net:nn.Module, t:TaskTensors) -> tuple[torch.Tensor, torch.Tensor]:
+        "Mean and variance `(n_tasks, n_query, K)` of each query's logits under the posterior (local reparameterisation)."
+        w_mu, w_lv, b_mu, b_lv = self.posterior(net, t)
+        mean = torch.baddbmm(b_mu.unsqueeze(1), t.query, w_mu.transpose(1, 2))
+        var = torch.baddbmm(b_lv.exp().unsqueeze(1), t.query.square(), w_lv.exp().transpose(1, 2))
+        return mean, var
 
-# %% ../../nbs/solvers/36_amortised.ipynb #01ba2009
-@patch
-def episode_loss(self:Versa, net, t, query_labels, gen):
-    "Negative Monte Carlo predictive log-likelihood of the query labels, and query accuracy of the mean logits."
-    mean, var = self.logit_moments(net, t)
-    eps = torch.randn((self.n_samples, *mean.shape), generator=gen, device=mean.device, dtype=mean.dtype)
-    logp = torch.addcmul(mean, var.sqrt(), eps).log_softmax(-1)                                    # (L, T, Q, K)
-    y = query_labels.clamp_min(0)
-    ll = logp.gather(-1, y.expand(self.n_samples, -1, -1).unsqueeze(-1))[..., 0].logsumexp(0) - math.log(self.n_samples)
-    acc = masked_query_mean((mean.argmax(-1) == y).to(mean.dtype), t.query_mask).mean()
-    return -masked_query_mean(ll, t.query_mask).mean(), acc
+    def episode_loss(self, net, t, query_labels, gen):
+        "Negative Monte Carlo predictive log-likelihood of the query labels, and query accuracy of the mean logits."
+        mean, var = self.logit_moments(net, t)
+        eps = torch.randn((self.n_samples, *mean.shape), generator=gen, device=mean.device, dtype=mean.dtype)
+        logp = torch.addcmul(mean, var.sqrt(), eps).log_softmax(-1)                                    # (L, T, Q, K)
+        y = query_labels.clamp_min(0)
+        ll = logp.gather(-1, y.expand(self.n_samples, -1, -1).unsqueeze(-1))[..., 0].logsumexp(0) - math.log(self.n_samples)
+        acc = masked_query_mean((mean.argmax(-1) == y).to(mean.dtype), t.query_mask).mean()
+        return -masked_query_mean(ll, t.query_mask).mean(), acc
 
-# %% ../../nbs/solvers/36_amortised.ipynb #9f48b5df
-@patch
-def solve(self:Versa, t, generator):
-    "Query probabilities: of the posterior mean classifier, or averaged over `n_samples` sampled classifiers."
-    w_mu, w_lv, b_mu, b_lv = self.posterior(self.network(t), t)
-    if self.predict == "mean": return torch.baddbmm(b_mu.unsqueeze(1), t.query, w_mu.transpose(1, 2)).softmax(-1)
-    K, d = w_mu.shape[1:]
-    eps_w = torch.randn((self.n_samples, K, d), generator=generator, device=w_mu.device, dtype=w_mu.dtype)
-    eps_b = torch.randn((self.n_samples, K), generator=generator, device=w_mu.device, dtype=w_mu.dtype)
-    w_sd, b_sd = (0.5 * w_lv).exp(), (0.5 * b_lv).exp()
-    probs = torch.zeros(*t.query.shape[:2], K, dtype=w_mu.dtype, device=w_mu.device)
-    for l in range(self.n_samples):   # one sampled classifier at a time: memory of one (n_tasks, K, d) weight tensor
-        w, b = torch.addcmul(w_mu, w_sd, eps_w[l]), torch.addcmul(b_mu, b_sd, eps_b[l])
-        probs += torch.baddbmm(b.unsqueeze(1), t.query, w.transpose(1, 2)).softmax(-1)
-    return probs / self.n_samples
+    def solve(self, t, generator):
+        "Query probabilities: of the posterior mean classifier, or averaged over `n_samples` sampled classifiers."
+        w_mu, w_lv, b_mu, b_lv = self.posterior(self.network(t), t)
+        if self.predict == "mean": return torch.baddbmm(b_mu.unsqueeze(1), t.query, w_mu.transpose(1, 2)).softmax(-1)
+        K, d = w_mu.shape[1:]
+        eps_w = torch.randn((self.n_samples, K, d), generator=generator, device=w_mu.device, dtype=w_mu.dtype)
+        eps_b = torch.randn((self.n_samples, K), generator=generator, device=w_mu.device, dtype=w_mu.dtype)
+        w_sd, b_sd = (0.5 * w_lv).exp(), (0.5 * b_lv).exp()
+        probs = torch.zeros(*t.query.shape[:2], K, dtype=w_mu.dtype, device=w_mu.device)
+        for l in range(self.n_samples):   # one sampled classifier at a time: memory of one (n_tasks, K, d) weight tensor
+            w, b = torch.addcmul(w_mu, w_sd, eps_w[l]), torch.addcmul(b_mu, b_sd, eps_b[l])
+            probs += torch.baddbmm(b.unsqueeze(1), t.query, w.transpose(1, 2)).softmax(-1)
+        return probs / self.n_samples
 
-# %% ../../nbs/solvers/36_amortised.ipynb #36e88987
-@patch
-def hparams(self:Versa):
-    "Hidden width, number of samples, prediction rule and normalisation."
-    return dict(hidden=self.hidden, n_samples=self.n_samples, predict=self.predict, norm=self.norm)
-
-# %% ../../nbs/solvers/36_amortised.ipynb #1865adf8
-@patch
-def forward(self:VersaNet,
-            pooled:torch.Tensor,   # (n_tasks, K, d) mean support feature of each class
-           ) -> tuple[torch.Tensor, ...]: # weight mean and log-variance (n_tasks, K, d), bias mean and log-variance (n_tasks, K)
-    "Posterior mean and log-variance of each class's weights and bias, from its pooled support feature."
-    return self.w_mean(pooled), self.w_logvar(pooled), self.b_mean(pooled)[..., 0], self.b_logvar(pooled)[..., 0]
+    def hparams(self):
+        "Hidden width, number of samples, prediction rule and normalisation."
+        return dict(hidden=self.hidden, n_samples=self.n_samples, predict=self.predict, norm=self.norm)
 
 # %% ../../nbs/solvers/36_amortised.ipynb #6de07cb7
 class TaskNorm(nn.Module):
@@ -312,6 +281,15 @@ class TaskNorm(nn.Module):
         super().__init__()
         self.weight, self.bias, self.eps = nn.Parameter(torch.ones(n)), nn.Parameter(torch.zeros(n)), eps
 
+    def forward(self,
+                x:torch.Tensor,     # (n_tasks, n_query, n)
+                mask:torch.Tensor,  # (n_tasks, n_query) bool, True for real queries
+               ) -> torch.Tensor:   # (n_tasks, n_query, n)
+        "Normalise `x` with the mean and variance of each task's real queries, then scale and shift."
+        mu = masked_query_mean(x, mask).unsqueeze(1)
+        var = masked_query_mean((x - mu).square(), mask).unsqueeze(1)    # biased, as batch normalisation in training mode
+        return (x - mu) * torch.rsqrt(var + self.eps) * self.weight + self.bias
+
 # %% ../../nbs/solvers/36_amortised.ipynb #8854be76
 class SyntheticGradient(nn.Module):
     "SIB's synthetic-gradient network: from a query's logits, a prediction of the query loss's gradient with respect to them."
@@ -322,6 +300,15 @@ class SyntheticGradient(nn.Module):
         super().__init__()
         self.fc1, self.fc2, self.fc3 = nn.Linear(n_way, hidden), nn.Linear(hidden, hidden), nn.Linear(hidden, n_way)
         self.norm1, self.norm2 = TaskNorm(hidden), TaskNorm(hidden)
+
+    def forward(self,
+                logits:torch.Tensor,  # (n_tasks, n_query, K)
+                mask:torch.Tensor,    # (n_tasks, n_query) bool, True for real queries
+               ) -> torch.Tensor:     # (n_tasks, n_query, K) synthetic gradients, zero on padded rows
+        "Synthetic gradients of the query logits, computed from the logits alone."
+        h = self.norm1(F.relu(self.fc1(logits)), mask)
+        h = self.norm2(F.relu(self.fc2(h)), mask)
+        return self.fc3(h) * mask.unsqueeze(-1).to(logits.dtype)
 
 # %% ../../nbs/solvers/36_amortised.ipynb #534279c6
 class SIBNet(nn.Module):
@@ -347,7 +334,6 @@ def cosine_logits(
     cos = x @ (theta / norm).transpose(1, 2)
     return scale * (cos + bias), cos, norm
 
-# %% ../../nbs/solvers/36_amortised.ipynb #101df09b
 def cosine_weight_grad(
     G:torch.Tensor,       # (n_tasks, n, K) gradient with respect to the logits (zero rows: padding)
     x:torch.Tensor,       # (n_tasks, n, d) the unit feature rows of the logits
@@ -375,71 +361,39 @@ class SIB(MetaSolver):
         self.n_steps, self.step_size = check_int("n_steps", n_steps, 0), _check_pos("step_size", step_size)
         self.hidden = None if hidden is None else check_int("hidden", hidden, 1)
 
-# %% ../../nbs/solvers/36_amortised.ipynb #95b4e548
-@patch
-def build(self:SIB, dim, n_way):
-    "A fresh synthetic-gradient network for `dim`-dimensional features and `n_way` classes."
-    return SIBNet(dim, n_way, self.hidden or 8 * n_way)
+    def build(self, dim, n_way):
+        "A fresh synthetic-gradient network for `dim`-dimensional features and `n_way` classes."
+        return SIBNet(dim, n_way, self.hidden or 8 * n_way)
 
-# %% ../../nbs/solvers/36_amortised.ipynb #f5b71a98
-@patch
-def refine(self:SIB,
-           net:nn.Module,   # a SIBNet
-           t:TaskTensors,   # the tasks
-          ) -> tuple[torch.Tensor, torch.Tensor]: # query logits (n_tasks, n_query, K) after `n_steps` steps, and the weights
-    "Initialise the classifier from the support set and take `n_steps` synthetic-gradient steps on the query set."
-    xs, xq = F.normalize(t.support, dim=-1), F.normalize(t.query, dim=-1)
-    theta = prototypes(xs, t.labels, t.n_way, t.support_mask) * net.init_scale
-    for _ in range(self.n_steps):
-        logits, cos, norm = cosine_logits(xq, theta, net.scale, net.bias)
-        G = net.grad_net(logits, t.query_mask)
-        theta = theta - self.step_size * cosine_weight_grad(G, xq, theta, cos, norm, net.scale)
-    return cosine_logits(xq, theta, net.scale, net.bias)[0], theta
+    def refine(self,
+               net:nn.Module,   # a SIBNet
+               t:TaskTensors,   # the tasks
+              ) -> tuple[torch.Tensor, torch.Tensor]: # query logits (n_tasks, n_query, K) after `n_steps` steps, and the weights
+        "Initialise the classifier from the support set and take `n_steps` synthetic-gradient steps on the query set."
+        xs, xq = F.normalize(t.support, dim=-1), F.normalize(t.query, dim=-1)
+        theta = prototypes(xs, t.labels, t.n_way, t.support_mask) * net.init_scale
+        for _ in range(self.n_steps):
+            logits, cos, norm = cosine_logits(xq, theta, net.scale, net.bias)
+            G = net.grad_net(logits, t.query_mask)
+            theta = theta - self.step_size * cosine_weight_grad(G, xq, theta, cos, norm, net.scale)
+        return cosine_logits(xq, theta, net.scale, net.bias)[0], theta
 
-# %% ../../nbs/solvers/36_amortised.ipynb #a8e4ff74
-@patch
-def episode_loss(self:SIB, net, t, query_labels, gen):
-    "Cross-entropy of the refined query logits, and query accuracy, averaged over real queries and tasks."
-    logits, _ = self.refine(net, t)
-    y = query_labels.clamp_min(0)
-    ce = F.cross_entropy(logits.transpose(1, 2), y, reduction="none")
-    acc = masked_query_mean((logits.argmax(-1) == y).to(logits.dtype), t.query_mask).mean()
-    return masked_query_mean(ce, t.query_mask).mean(), acc
+    def episode_loss(self, net, t, query_labels, gen):
+        "Cross-entropy of the refined query logits, and query accuracy, averaged over real queries and tasks."
+        logits, _ = self.refine(net, t)
+        y = query_labels.clamp_min(0)
+        ce = F.cross_entropy(logits.transpose(1, 2), y, reduction="none")
+        acc = masked_query_mean((logits.argmax(-1) == y).to(logits.dtype), t.query_mask).mean()
+        return masked_query_mean(ce, t.query_mask).mean(), acc
 
-# %% ../../nbs/solvers/36_amortised.ipynb #aacd50a3
-@patch
-def solve(self:SIB, t, generator):
-    "Query probabilities after the synthetic-gradient refinement (tasks must have the meta-trained `n_way`)."
-    net = self.network(t)
-    if t.n_way != self.n_way:
-        raise ValueError(f"this SIB's synthetic-gradient network was meta-trained for {self.n_way}-way tasks, got {t.n_way}-way "
-                         f"ones: meta_fit with n_way={t.n_way}")
-    return self.refine(net, t)[0].softmax(-1)
+    def solve(self, t, generator):
+        "Query probabilities after the synthetic-gradient refinement (tasks must have the meta-trained `n_way`)."
+        net = self.network(t)
+        if t.n_way != self.n_way:
+            raise ValueError(f"this SIB's synthetic-gradient network was meta-trained for {self.n_way}-way tasks, got {t.n_way}-way "
+                             f"ones: meta_fit with n_way={t.n_way}")
+        return self.refine(net, t)[0].softmax(-1)
 
-# %% ../../nbs/solvers/36_amortised.ipynb #422bcafb
-@patch
-def hparams(self:SIB):
-    "Refinement steps, step size, hidden width and normalisation."
-    return dict(n_steps=self.n_steps, step_size=self.step_size, hidden=self.hidden, norm=self.norm)
-
-# %% ../../nbs/solvers/36_amortised.ipynb #140adc3e
-@patch
-def forward(self:SyntheticGradient,
-            logits:torch.Tensor,  # (n_tasks, n_query, K)
-            mask:torch.Tensor,    # (n_tasks, n_query) bool, True for real queries
-           ) -> torch.Tensor:     # (n_tasks, n_query, K) synthetic gradients, zero on padded rows
-    "Synthetic gradients of the query logits, computed from the logits alone."
-    h = self.norm1(F.relu(self.fc1(logits)), mask)
-    h = self.norm2(F.relu(self.fc2(h)), mask)
-    return self.fc3(h) * mask.unsqueeze(-1).to(logits.dtype)
-
-# %% ../../nbs/solvers/36_amortised.ipynb #537bba85
-@patch
-def forward(self:TaskNorm,
-            x:torch.Tensor,     # (n_tasks, n_query, n)
-            mask:torch.Tensor,  # (n_tasks, n_query) bool, True for real queries
-           ) -> torch.Tensor:   # (n_tasks, n_query, n)
-    "Normalise `x` with the mean and variance of each task's real queries, then scale and shift."
-    mu = masked_query_mean(x, mask).unsqueeze(1)
-    var = masked_query_mean((x - mu).square(), mask).unsqueeze(1)    # biased, as batch normalisation in training mode
-    return (x - mu) * torch.rsqrt(var + self.eps) * self.weight + self.bias
+    def hparams(self):
+        "Refinement steps, step size, hidden width and normalisation."
+        return dict(n_steps=self.n_steps, step_size=self.step_size, hidden=self.hidden, norm=self.norm)

@@ -46,7 +46,6 @@ def _logit_grads_kn(
     torch.mul(g.sub_((Pq * g).sum(1, keepdim=True)).mul_(Pq), qm / n_q, out=G[..., ns:])
     return G
 
-# %% ../../nbs/solvers/32_finetune.ipynb #0bf83770
 def logit_grads(
     p:torch.Tensor,          # (n_tasks, n, K) probabilities of the n = n_support + n_query rows
     onehot:torch.Tensor,     # (n_tasks, n_support, K) support labels, zero rows for padding
@@ -63,7 +62,6 @@ def _weight_grad_kn(Gt:torch.Tensor, Z:torch.Tensor, W:torch.Tensor, tau:float) 
     Gt = Gt * tau                                  # small (n_tasks, K, n): scale it, not the (n_tasks, K, d) result
     return torch.bmm(Gt, Z).addcmul_(W, Gt.sum(2, keepdim=True), value=-1)
 
-# %% ../../nbs/solvers/32_finetune.ipynb #9f8de425
 def weight_grad(G:torch.Tensor, Z:torch.Tensor, W:torch.Tensor, tau:float) -> torch.Tensor:
     "$\\tau(G^\\top Z - \\mathrm{diag}(\\sum_i G_{ik}) W)$: gradient of the loss with respect to the class weights, `(n_tasks, K, d)`."
     return _weight_grad_kn(G.transpose(1, 2), Z, W, tau)
@@ -73,7 +71,6 @@ def _fusable(W:torch.Tensor) -> bool:
     "Whether torch's fused Adam kernel takes `W` (what `adam_fit` and `adam_step` both use where it does)."
     return W.device.type in ("cpu", "cuda") and W.dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
-# %% ../../nbs/solvers/32_finetune.ipynb #17221a4a
 def adam_fit(
     W:torch.Tensor,       # (n_tasks, K, d) initial weights (not modified)
     grad_fn,              # W -> (n_tasks, K, d) gradient of the summed per-task losses
@@ -138,73 +135,197 @@ class GradientSolver(Solver):
             raise ValueError(f"projection must be None (stop on settled predictions alone) or a safety factor > 0, got {projection!r}")
         self.patience, self.check_every, self.projection = patience, check_every, None if projection is None else float(projection)
 
-    def _flip_ahead(self, logits, old, pred, qmask, dt:int, remaining:int) -> torch.Tensor:
-        "(n_tasks,) True where a query's winning logit gap, shrinking at `projection` x its rate over the last `dt` steps, closes within `remaining` steps."
-        c = pred.clamp_min(0).unsqueeze(-1)                                   # (T, n_query, 1) the predicted class
-        gap, gap_old = logits.gather(-1, c) - logits, old.gather(-1, c) - old   # (T, n_query, K) >= 0 now
-        ahead = gap + self.projection * ((gap - gap_old) / dt).clamp(max=0) * remaining
-        closes = (ahead <= 0) & ~F.one_hot(c.squeeze(-1), logits.shape[-1]).bool() & qmask.unsqueeze(-1)
-        return closes.flatten(1).any(1)
 
     min_chunk = 32   # tasks per CPU worker thread, at least
 
-# %% ../../nbs/solvers/32_finetune.ipynb #8770e862
-@patch
-def objective(self:GradientSolver,
-              probs_s:torch.Tensor,   # (n_tasks, n_support, K) support probabilities
-              onehot_s:torch.Tensor,  # (n_tasks, n_support, K) one-hot support labels (zero rows: padding)
-              probs_q:torch.Tensor,   # (n_tasks, n_query, K) query probabilities (no rows for an inductive fit)
-              mask_s:torch.Tensor,    # (n_tasks, n_support) bool, True for real support items
-              mask_q:torch.Tensor,    # (n_tasks, n_query) bool, True for real queries
-             ) -> torch.Tensor:       # (n_tasks,) the loss of each task
-    "The loss this solver minimises, written with `fewshot_nb.solvers.losses`; `loss_grad` is its gradient in closed form."
-    return losses.tim_loss(probs_s, onehot_s, probs_q, self.weights, self.alpha, mask_s, mask_q)
+    def objective(self,
+                  probs_s:torch.Tensor,   # (n_tasks, n_support, K) support probabilities
+                  onehot_s:torch.Tensor,  # (n_tasks, n_support, K) one-hot support labels (zero rows: padding)
+                  probs_q:torch.Tensor,   # (n_tasks, n_query, K) query probabilities (no rows for an inductive fit)
+                  mask_s:torch.Tensor,    # (n_tasks, n_support) bool, True for real support items
+                  mask_q:torch.Tensor,    # (n_tasks, n_query) bool, True for real queries
+                 ) -> torch.Tensor:       # (n_tasks,) the loss of each task
+        "The loss this solver minimises, written with `fewshot_nb.solvers.losses`; `loss_grad` is its gradient in closed form."
+        return losses.tim_loss(probs_s, onehot_s, probs_q, self.weights, self.alpha, mask_s, mask_q)
 
-# %% ../../nbs/solvers/32_finetune.ipynb #37573b4b
-@patch
-def fit_inputs(self:GradientSolver, t:TaskTensors) -> tuple[torch.Tensor, ...]:
-    "What `fit` works on: initial weights `W0`, the features `Z` it fits, the query features `Zq`, labels and query mask."
-    ns = t.support.shape[1]
-    if self.transductive or self.space == "span":
-        Z = torch.cat([t.support, t.query], 1)
-        if self.space == "span":    # support rows first: their basis vectors do not depend on the queries
-            Z = span_coordinates(Z, torch.cat([t.support_mask, t.query_mask], 1))
-        Zq = Z[:, ns:]
-        if not self.transductive: Z = Z[:, :ns]
-    else: Z, Zq = t.support, t.query                            # inductive: the queries only at prediction
-    W0 = prototypes(Z[:, :ns], t.labels, t.n_way, t.support_mask)                       # (T, K, r)
-    qm = (t.query_mask if self.transductive else t.query_mask[:, :0]).to(Z.dtype).unsqueeze(1)   # (T, 1, n - ns)
-    return W0, Z, Zq, t.onehot.transpose(1, 2), qm             # Z: (T, n, r), support rows first; labels (T, K, ns)
+    def fit_inputs(self, t:TaskTensors) -> tuple[torch.Tensor, ...]:
+        "What `fit` works on: initial weights `W0`, the features `Z` it fits, the query features `Zq`, labels and query mask."
+        ns = t.support.shape[1]
+        if self.transductive or self.space == "span":
+            Z = torch.cat([t.support, t.query], 1)
+            if self.space == "span":    # support rows first: their basis vectors do not depend on the queries
+                Z = span_coordinates(Z, torch.cat([t.support_mask, t.query_mask], 1))
+            Zq = Z[:, ns:]
+            if not self.transductive: Z = Z[:, :ns]
+        else: Z, Zq = t.support, t.query                            # inductive: the queries only at prediction
+        W0 = prototypes(Z[:, :ns], t.labels, t.n_way, t.support_mask)                       # (T, K, r)
+        qm = (t.query_mask if self.transductive else t.query_mask[:, :0]).to(Z.dtype).unsqueeze(1)   # (T, 1, n - ns)
+        return W0, Z, Zq, t.onehot.transpose(1, 2), qm             # Z: (T, n, r), support rows first; labels (T, K, ns)
 
-# %% ../../nbs/solvers/32_finetune.ipynb #36a6d78c
-@patch
-def loss_grad(self:GradientSolver,
-              Z:torch.Tensor,         # (n_tasks, n, r) the fitted rows, support first (`fit_inputs`)
-              onehot_t:torch.Tensor,  # (n_tasks, K, n_support) one-hot labels, classes first
-              qm:torch.Tensor,        # (n_tasks, 1, n - n_support) query mask as 0/1 in Z's dtype
-             ):                       # a function W (n_tasks, K, r) -> (n_tasks, K, r)
-    "The gradient of the summed `objective` with respect to the class weights, in closed form: what `fit` descends."
-    # Classes first: logits, probabilities and their gradients are (n_tasks, K, n), so that the two products
-    # per step are (K x d)(d x n) and (K x n)(n x d) and the softmax runs over a leading dimension.
-    # A contiguous copy of Z^T makes the logit product ~15% faster: worth its cost for long runs only.
-    Zt = Z.transpose(1, 2).contiguous() if self.steps >= 100 else Z.transpose(1, 2)
-    tau, weights, alpha = self.tau, self.weights, self.alpha
-    z_sq = torch.linalg.vector_norm(Z, dim=-1).square_().unsqueeze(1)   # (T, 1, n), fixed: computed once
-    def grad(W):
-        w_sq = torch.linalg.vector_norm(W, dim=-1, keepdim=True).square_()   # one pass over W, no (T, K, d) temporary
-        L = torch.baddbmm(w_sq + z_sq, W, Zt, beta=-tau / 2, alpha=tau)
-        return _weight_grad_kn(_logit_grads_kn(L.softmax(1), onehot_t, qm, weights, alpha), Z, W, tau)
-    return grad
+    def loss_grad(self,
+                  Z:torch.Tensor,         # (n_tasks, n, r) the fitted rows, support first (`fit_inputs`)
+                  onehot_t:torch.Tensor,  # (n_tasks, K, n_support) one-hot labels, classes first
+                  qm:torch.Tensor,        # (n_tasks, 1, n - n_support) query mask as 0/1 in Z's dtype
+                 ):                       # a function W (n_tasks, K, r) -> (n_tasks, K, r)
+        "The gradient of the summed `objective` with respect to the class weights, in closed form: what `fit` descends."
+        # Classes first: logits, probabilities and their gradients are (n_tasks, K, n), so that the two products
+        # per step are (K x d)(d x n) and (K x n)(n x d) and the softmax runs over a leading dimension.
+        # A contiguous copy of Z^T makes the logit product ~15% faster: worth its cost for long runs only.
+        Zt = Z.transpose(1, 2).contiguous() if self.steps >= 100 else Z.transpose(1, 2)
+        tau, weights, alpha = self.tau, self.weights, self.alpha
+        z_sq = torch.linalg.vector_norm(Z, dim=-1).square_().unsqueeze(1)   # (T, 1, n), fixed: computed once
+        def grad(W):
+            w_sq = torch.linalg.vector_norm(W, dim=-1, keepdim=True).square_()   # one pass over W, no (T, K, d) temporary
+            L = torch.baddbmm(w_sq + z_sq, W, Zt, beta=-tau / 2, alpha=tau)
+            return _weight_grad_kn(_logit_grads_kn(L.softmax(1), onehot_t, qm, weights, alpha), Z, W, tau)
+        return grad
 
-# %% ../../nbs/solvers/32_finetune.ipynb #f03dd761
-@patch
-def fit(self:GradientSolver, t:TaskTensors) -> tuple[torch.Tensor, torch.Tensor]:
-    "Fitted weights `(n_tasks, K, r)` and the query features `(n_tasks, n_query, r)` in the same coordinates."
-    W0, Z, Zq, onehot_t, qm = self.fit_inputs(t)
-    if self.patience is None: return adam_fit(W0, self.loss_grad(Z, onehot_t, qm), self.steps, self.lr), Zq
-    return self.fit_until_stable(W0, Z, Zq, onehot_t, qm, t.query_mask)[0], Zq
+    def fit(self, t:TaskTensors) -> tuple[torch.Tensor, torch.Tensor]:
+        "Fitted weights `(n_tasks, K, r)` and the query features `(n_tasks, n_query, r)` in the same coordinates."
+        W0, Z, Zq, onehot_t, qm = self.fit_inputs(t)
+        if self.patience is None: return adam_fit(W0, self.loss_grad(Z, onehot_t, qm), self.steps, self.lr), Zq
+        return self.fit_until_stable(W0, Z, Zq, onehot_t, qm, t.query_mask)[0], Zq
+
+    def fit_chunks(self, t:TaskTensors) -> tuple[torch.Tensor, torch.Tensor]:
+        "`fit`, on the CPU split into chunks of tasks fitted by `torch.get_num_threads()` threads with one intra-op thread each."
+        n_thr = torch.get_num_threads()
+        if t.support.device.type != "cpu" or n_thr < 2 or t.n_tasks < 2 * self.min_chunk: return self.fit(t)
+        # three chunks per thread balance the load; with the stopping rule, one per thread: each chunk's stragglers
+        # run to the end at a cost per step that barely falls with the batch, so fewer chunks pay it fewer times
+        size = max(self.min_chunk, -(-t.n_tasks // ((3 if self.patience is None else 1) * n_thr)))
+        fields = [f.name for f in dataclasses.fields(t) if f.name != "n_way"]
+        parts = [dataclasses.replace(t, **{k: getattr(t, k)[i:i + size] for k in fields}) for i in range(0, t.n_tasks, size)]
+        def work(part):
+            torch.set_num_threads(1)   # this worker only: with OpenMP the thread count belongs to the calling thread
+            return self.fit(part)
+        try:
+            with ThreadPoolExecutor(n_thr) as ex: out = list(ex.map(work, parts))
+        finally: torch.set_num_threads(n_thr)   # (a no-op with OpenMP; restores it with a global thread pool)
+        return torch.cat([W for W, _ in out]), torch.cat([Zq for _, Zq in out])
+
+    def solve(self, t, generator):
+        "Fit the class weights by gradient descent, then softmax over scaled distances of the queries to them."
+        W, Zq = self.fit_chunks(t)
+        return distance_logits(Zq, W, self.tau).softmax(-1)
+
+    def hparams(self):
+        "Steps, learning rate, loss weights and early-stopping settings, with the base ones."
+        return dict(steps=self.steps, lr=self.lr, weights=self.weights, alpha=self.alpha,
+                                   space=self.space, **({} if self.patience is None else dict(patience=self.patience, check_every=self.check_every, projection=self.projection)),
+                                   **super(GradientSolver, self).hparams())
+
+# %% ../../nbs/solvers/32_finetune.ipynb #0416ba76
+@SOLVERS.register
+class Baseline(GradientSolver):
+    "Support-only fit of the distance classifier (Chen et al. 2019), inductive."
+    name, transductive = "baseline", False
+    steps, lr, weights = 100, 1e-3, (1.0, 0.0, 0.0)
+    def __init__(self, steps=None, lr=None, norm="none", tau=15.0, space="full", base_mean=None):
+        super().__init__(steps, lr, None, norm, tau, space, base_mean)
+
+    def objective(self, probs_s, onehot_s, probs_q, mask_s, mask_q):
+        "The support cross-entropy (`losses.cross_entropy`); the queries do not enter."
+        return self.weights[0] * losses.cross_entropy(probs_s, onehot_s, mask_s)
+
+# %% ../../nbs/solvers/32_finetune.ipynb #efed0d7b
+@SOLVERS.register
+class BaselinePP(Baseline):
+    "Baseline++: the same fit, predictions by cosine similarity to the class weights, inductive."
+    name = "baseline++"
+
+    def solve(self, t, generator):
+        "Fit the class weights, then softmax over scaled cosine similarities of the queries to them."
+        W, Zq = self.fit_chunks(t)
+        return (self.tau * F.normalize(Zq, dim=-1) @ F.normalize(W, dim=-1).transpose(1, 2)).softmax(-1)
+
+# %% ../../nbs/solvers/32_finetune.ipynb #0b943e7d
+@SOLVERS.register
+class EntropyMin(GradientSolver):
+    "Support CE plus the conditional entropy of the queries (Dhillon et al. 2020), transductive."
+    name, transductive = "entropy-min", True
+    steps, lr, weights = 25, 5e-5, (1.0, 0.0, 1.0)
+    def __init__(self, steps=None, lr=None, weights=None, norm="l2", tau=15.0, space="full", base_mean=None):
+        super().__init__(steps, lr, weights, norm, tau, space, base_mean)
+        if self.weights[1] != 0:
+            raise ValueError(f"Entropy-min has no marginal-entropy term: weights are (CE, 0, H(Y|X)), got {self.weights}; "
+                             "a weight on H(Y) makes it TIM")
+
+    def objective(self, probs_s, onehot_s, probs_q, mask_s, mask_q):
+        "Support CE plus the queries' conditional entropy (`losses.cross_entropy`, `losses.cond_entropy`)."
+        w_ce, _, w_c = self.weights
+        return w_ce * losses.cross_entropy(probs_s, onehot_s, mask_s) + w_c * losses.cond_entropy(probs_q, mask_q)
+
+# %% ../../nbs/solvers/32_finetune.ipynb #04921ed1
+@SOLVERS.register
+class TIM(GradientSolver):
+    "Transductive information maximisation (Boudiaf et al. 2020), Eq. (1): CE - (λ H(Y_Q) - H(Y_Q|X_Q))."
+    name, transductive = "tim", True
+    steps, lr, weights = 1000, 1e-4, (1.0, 1.0, 1.0)
+
+# %% ../../nbs/solvers/32_finetune.ipynb #50e5be36
+@SOLVERS.register
+class AlphaTIM(GradientSolver):
+    "α-TIM (Veilleux et al. 2021), Eq. (6): CE - (H_α(Y_Q) - H_α(Y_Q|X_Q)) with Tsallis α-entropies."
+    name, transductive = "alpha-tim", True
+    steps, lr, weights = 1000, 1e-4, (1.0, 1.0, 1.0)
+    def __init__(self,
+                 alpha:float|str="tuned",  # Tsallis α (> 0, not 1), or 'tuned': `tuned_alpha` of each task's shot
+                 steps=None, lr=None, weights=None, norm="l2", tau=15.0, space="full", base_mean=None,
+                 patience=None, check_every=10, projection=2.0):
+        if not (isinstance(alpha, str) and alpha == "tuned") and not (
+                isinstance(alpha, (int, float)) and not isinstance(alpha, bool) and alpha > 0 and alpha != 1):
+            raise ValueError(f"alpha must be 'tuned' (the public code's tuned value for each task's shot) or a positive number "
+                             f"other than 1 (α = 1 is TIM), got {alpha!r}")
+        self.alpha = alpha if isinstance(alpha, str) else float(alpha)
+        super().__init__(steps, lr, weights, norm, tau, space, base_mean, patience, check_every, projection)
+
+    def task_alphas(self,
+                    onehot:torch.Tensor,  # (n_tasks, n_support, K) one-hot support labels (zero rows: padding)
+                   ) -> torch.Tensor:     # (n_tasks,) float64
+        "The α each task is fitted with: `alpha`, or with 'tuned' the `tuned_alpha` of the task's shot (its smallest class's support size)."
+        if not isinstance(self.alpha, str): return torch.full((len(onehot),), float(self.alpha), dtype=torch.float64)
+        shots, which = onehot.sum(1).amin(1).round().long().cpu().unique(return_inverse=True)
+        return torch.tensor([tuned_alpha(int(s)) for s in shots], dtype=torch.float64)[which]
+
+    def _at(self, alpha):
+        "A copy of this solver with `alpha` fixed: a number, or a (n_tasks, 1, 1) tensor of one α per task."
+        c = copy.copy(self); c.alpha = alpha
+        return c
+
+    def loss_grad(self, Z, onehot_t, qm):
+        "`GradientSolver.loss_grad` at each task's α (`task_alphas`): one number when the tasks share it, else one per task."
+        a = self.task_alphas(onehot_t.transpose(1, 2))
+        u = a.unique()
+        alpha = float(u[0]) if len(u) == 1 else a.to(Z.device, Z.dtype).view(-1, 1, 1)
+        return GradientSolver.loss_grad(self._at(alpha), Z, onehot_t, qm)
+
+    def objective(self, probs_s, onehot_s, probs_q, mask_s, mask_q):
+        "The α-TIM loss of each task at its own α (`losses.tim_loss`)."
+        a = self.task_alphas(onehot_s).to(probs_s.device)
+        out = torch.zeros(len(a), dtype=probs_s.dtype, device=probs_s.device)
+        for v in a.unique().tolist():
+            out = torch.where(a == v, losses.tim_loss(probs_s, onehot_s, probs_q, self.weights, v, mask_s, mask_q), out)
+        return out
+
+# %% ../../nbs/solvers/32_finetune.ipynb #d100dc00
+def tuned_alpha(
+    shot:int,   # support items per class of the task
+) -> float:     # α-TIM's α for that shot
+    "α-TIM's tuned α in the public code: 2 at 1 shot, 7 at 5 shots or more, its configured 5 (not tuned) at 2-4 shots."
+    if isinstance(shot, bool) or not isinstance(shot, (int, np.integer)) or shot < 1:
+        raise ValueError(f"shot must be a positive integer (support items per class), got {shot!r}")
+    return 2.0 if shot == 1 else 7.0 if shot >= 5 else 5.0
 
 # %% ../../nbs/solvers/32_finetune.ipynb #805042cb
+@patch
+def _flip_ahead(self:GradientSolver, logits, old, pred, qmask, dt:int, remaining:int) -> torch.Tensor:
+    "(n_tasks,) True where a query's winning logit gap, shrinking at `projection` x its rate over the last `dt` steps, closes within `remaining` steps."
+    c = pred.clamp_min(0).unsqueeze(-1)                                   # (T, n_query, 1) the predicted class
+    gap, gap_old = logits.gather(-1, c) - logits, old.gather(-1, c) - old   # (T, n_query, K) >= 0 now
+    ahead = gap + self.projection * ((gap - gap_old) / dt).clamp(max=0) * remaining
+    closes = (ahead <= 0) & ~F.one_hot(c.squeeze(-1), logits.shape[-1]).bool() & qmask.unsqueeze(-1)
+    return closes.flatten(1).any(1)
+
 @patch
 def fit_until_stable(self:GradientSolver, W0, Z, Zq, onehot_t, qm, query_mask) -> tuple[torch.Tensor, torch.Tensor]:
     "Adam as in `fit`, each task stopped once its query predictions have settled (`patience`, `projection`); (weights, steps per task)."
@@ -245,149 +366,3 @@ def fit_until_stable(self:GradientSolver, W0, Z, Zq, onehot_t, qm, query_mask) -
         prev = pred
     W[active[~finished]] = Wa[~finished]
     return W, steps_done
-
-# %% ../../nbs/solvers/32_finetune.ipynb #96bb0803
-@patch
-def fit_chunks(self:GradientSolver, t:TaskTensors) -> tuple[torch.Tensor, torch.Tensor]:
-    "`fit`, on the CPU split into chunks of tasks fitted by `torch.get_num_threads()` threads with one intra-op thread each."
-    n_thr = torch.get_num_threads()
-    if t.support.device.type != "cpu" or n_thr < 2 or t.n_tasks < 2 * self.min_chunk: return self.fit(t)
-    # three chunks per thread balance the load; with the stopping rule, one per thread: each chunk's stragglers
-    # run to the end at a cost per step that barely falls with the batch, so fewer chunks pay it fewer times
-    size = max(self.min_chunk, -(-t.n_tasks // ((3 if self.patience is None else 1) * n_thr)))
-    fields = [f.name for f in dataclasses.fields(t) if f.name != "n_way"]
-    parts = [dataclasses.replace(t, **{k: getattr(t, k)[i:i + size] for k in fields}) for i in range(0, t.n_tasks, size)]
-    def work(part):
-        torch.set_num_threads(1)   # this worker only: with OpenMP the thread count belongs to the calling thread
-        return self.fit(part)
-    try:
-        with ThreadPoolExecutor(n_thr) as ex: out = list(ex.map(work, parts))
-    finally: torch.set_num_threads(n_thr)   # (a no-op with OpenMP; restores it with a global thread pool)
-    return torch.cat([W for W, _ in out]), torch.cat([Zq for _, Zq in out])
-
-# %% ../../nbs/solvers/32_finetune.ipynb #7a3c28ae
-@patch
-def solve(self:GradientSolver, t, generator):
-    "Fit the class weights by gradient descent, then softmax over scaled distances of the queries to them."
-    W, Zq = self.fit_chunks(t)
-    return distance_logits(Zq, W, self.tau).softmax(-1)
-
-# %% ../../nbs/solvers/32_finetune.ipynb #8bcce9c9
-@patch
-def hparams(self:GradientSolver):
-    "Steps, learning rate, loss weights and early-stopping settings, with the base ones."
-    return dict(steps=self.steps, lr=self.lr, weights=self.weights, alpha=self.alpha,
-                               space=self.space, **({} if self.patience is None else dict(patience=self.patience, check_every=self.check_every, projection=self.projection)),
-                               **super(GradientSolver, self).hparams())
-
-# %% ../../nbs/solvers/32_finetune.ipynb #0416ba76
-@SOLVERS.register
-class Baseline(GradientSolver):
-    "Support-only fit of the distance classifier (Chen et al. 2019), inductive."
-    name, transductive = "baseline", False
-    steps, lr, weights = 100, 1e-3, (1.0, 0.0, 0.0)
-    def __init__(self, steps=None, lr=None, norm="none", tau=15.0, space="full", base_mean=None):
-        super().__init__(steps, lr, None, norm, tau, space, base_mean)
-
-# %% ../../nbs/solvers/32_finetune.ipynb #efed0d7b
-@SOLVERS.register
-class BaselinePP(Baseline):
-    "Baseline++: the same fit, predictions by cosine similarity to the class weights, inductive."
-    name = "baseline++"
-
-# %% ../../nbs/solvers/32_finetune.ipynb #0b943e7d
-@SOLVERS.register
-class EntropyMin(GradientSolver):
-    "Support CE plus the conditional entropy of the queries (Dhillon et al. 2020), transductive."
-    name, transductive = "entropy-min", True
-    steps, lr, weights = 25, 5e-5, (1.0, 0.0, 1.0)
-    def __init__(self, steps=None, lr=None, weights=None, norm="l2", tau=15.0, space="full", base_mean=None):
-        super().__init__(steps, lr, weights, norm, tau, space, base_mean)
-        if self.weights[1] != 0:
-            raise ValueError(f"Entropy-min has no marginal-entropy term: weights are (CE, 0, H(Y|X)), got {self.weights}; "
-                             "a weight on H(Y) makes it TIM")
-
-# %% ../../nbs/solvers/32_finetune.ipynb #04921ed1
-@SOLVERS.register
-class TIM(GradientSolver):
-    "Transductive information maximisation (Boudiaf et al. 2020), Eq. (1): CE - (λ H(Y_Q) - H(Y_Q|X_Q))."
-    name, transductive = "tim", True
-    steps, lr, weights = 1000, 1e-4, (1.0, 1.0, 1.0)
-
-# %% ../../nbs/solvers/32_finetune.ipynb #50e5be36
-@SOLVERS.register
-class AlphaTIM(GradientSolver):
-    "α-TIM (Veilleux et al. 2021), Eq. (6): CE - (H_α(Y_Q) - H_α(Y_Q|X_Q)) with Tsallis α-entropies."
-    name, transductive = "alpha-tim", True
-    steps, lr, weights = 1000, 1e-4, (1.0, 1.0, 1.0)
-    def __init__(self,
-                 alpha:float|str="tuned",  # Tsallis α (> 0, not 1), or 'tuned': `tuned_alpha` of each task's shot
-                 steps=None, lr=None, weights=None, norm="l2", tau=15.0, space="full", base_mean=None,
-                 patience=None, check_every=10, projection=2.0):
-        if not (isinstance(alpha, str) and alpha == "tuned") and not (
-                isinstance(alpha, (int, float)) and not isinstance(alpha, bool) and alpha > 0 and alpha != 1):
-            raise ValueError(f"alpha must be 'tuned' (the public code's tuned value for each task's shot) or a positive number "
-                             f"other than 1 (α = 1 is TIM), got {alpha!r}")
-        self.alpha = alpha if isinstance(alpha, str) else float(alpha)
-        super().__init__(steps, lr, weights, norm, tau, space, base_mean, patience, check_every, projection)
-
-    def task_alphas(self,
-                    onehot:torch.Tensor,  # (n_tasks, n_support, K) one-hot support labels (zero rows: padding)
-                   ) -> torch.Tensor:     # (n_tasks,) float64
-        "The α each task is fitted with: `alpha`, or with 'tuned' the `tuned_alpha` of the task's shot (its smallest class's support size)."
-        if not isinstance(self.alpha, str): return torch.full((len(onehot),), float(self.alpha), dtype=torch.float64)
-        shots, which = onehot.sum(1).amin(1).round().long().cpu().unique(return_inverse=True)
-        return torch.tensor([tuned_alpha(int(s)) for s in shots], dtype=torch.float64)[which]
-
-    def _at(self, alpha):
-        "A copy of this solver with `alpha` fixed: a number, or a (n_tasks, 1, 1) tensor of one α per task."
-        c = copy.copy(self); c.alpha = alpha
-        return c
-
-# %% ../../nbs/solvers/32_finetune.ipynb #22379fc8
-@patch
-def loss_grad(self:AlphaTIM, Z, onehot_t, qm):
-    "`GradientSolver.loss_grad` at each task's α (`task_alphas`): one number when the tasks share it, else one per task."
-    a = self.task_alphas(onehot_t.transpose(1, 2))
-    u = a.unique()
-    alpha = float(u[0]) if len(u) == 1 else a.to(Z.device, Z.dtype).view(-1, 1, 1)
-    return GradientSolver.loss_grad(self._at(alpha), Z, onehot_t, qm)
-
-# %% ../../nbs/solvers/32_finetune.ipynb #d6703225
-@patch
-def objective(self:AlphaTIM, probs_s, onehot_s, probs_q, mask_s, mask_q):
-    "The α-TIM loss of each task at its own α (`losses.tim_loss`)."
-    a = self.task_alphas(onehot_s).to(probs_s.device)
-    out = torch.zeros(len(a), dtype=probs_s.dtype, device=probs_s.device)
-    for v in a.unique().tolist():
-        out = torch.where(a == v, losses.tim_loss(probs_s, onehot_s, probs_q, self.weights, v, mask_s, mask_q), out)
-    return out
-
-# %% ../../nbs/solvers/32_finetune.ipynb #5512ff75
-@patch
-def objective(self:Baseline, probs_s, onehot_s, probs_q, mask_s, mask_q):
-    "The support cross-entropy (`losses.cross_entropy`); the queries do not enter."
-    return self.weights[0] * losses.cross_entropy(probs_s, onehot_s, mask_s)
-
-# %% ../../nbs/solvers/32_finetune.ipynb #0da0b586
-@patch
-def solve(self:BaselinePP, t, generator):
-    "Fit the class weights, then softmax over scaled cosine similarities of the queries to them."
-    W, Zq = self.fit_chunks(t)
-    return (self.tau * F.normalize(Zq, dim=-1) @ F.normalize(W, dim=-1).transpose(1, 2)).softmax(-1)
-
-# %% ../../nbs/solvers/32_finetune.ipynb #81076b83
-@patch
-def objective(self:EntropyMin, probs_s, onehot_s, probs_q, mask_s, mask_q):
-    "Support CE plus the queries' conditional entropy (`losses.cross_entropy`, `losses.cond_entropy`)."
-    w_ce, _, w_c = self.weights
-    return w_ce * losses.cross_entropy(probs_s, onehot_s, mask_s) + w_c * losses.cond_entropy(probs_q, mask_q)
-
-# %% ../../nbs/solvers/32_finetune.ipynb #d100dc00
-def tuned_alpha(
-    shot:int,   # support items per class of the task
-) -> float:     # α-TIM's α for that shot
-    "α-TIM's tuned α in the public code: 2 at 1 shot, 7 at 5 shots or more, its configured 5 (not tuned) at 2-4 shots."
-    if isinstance(shot, bool) or not isinstance(shot, (int, np.integer)) or shot < 1:
-        raise ValueError(f"shot must be a positive integer (support items per class), got {shot!r}")
-    return 2.0 if shot == 1 else 7.0 if shot >= 5 else 5.0

@@ -21,7 +21,7 @@ _log = get_logger(__name__)   # checkpoints resumed
 
 # %% auto #0
 __all__ = ['Method', 'episode_feats', 'CosineHead', 'Supervised', 'EpisodeClassifier', 'ProtoNetTraining', 'MatchingNet',
-           'check_method', 'CheckpointError', 'Optimizer', 'Callback', 'Trainer', 'Checkpoint', 'Evaluate', 'Validate',
+           'check_method', 'Optimizer', 'Callback', 'Trainer', 'CheckpointError', 'Checkpoint', 'Evaluate', 'Validate',
            'LRSchedule', 'EarlyStopping', 'ProgressBar', 'ChannelsLast']
 
 # %% ../../nbs/training/41_trainer.ipynb #dae02060
@@ -34,6 +34,55 @@ class Method(nn.Module):
         super().__init__()
         self.backbone = backbone
 
+    def embed(self, x:torch.Tensor) -> torch.Tensor:
+        "Features `(n, d)` of images `x` `(n, C, H, W)`."
+        return self.backbone(x)
+
+    def loss(self, batch:dict) -> tuple[torch.Tensor, dict]:
+        "The training loss of a batch and a dict of metrics to log; each regime defines it."
+        raise NotImplementedError
+
+    def classify(self, support, labels, query, n_way, mask=None) -> torch.Tensor:
+        "Logits `(n_tasks, n_query, n_way)` from support and query features: nearest prototype by default."
+        return proto_logits(support, labels, query, n_way, mask, metric=self.metric, scale=self.scale)
+
+    def embed_all(self,
+                  images,                # (n, C, H, W) tensor, or an `ImageSource`
+                  idx=None,              # indices to embed (default all)
+                  batch_size:int=512,    # images per forward pass
+                 ) -> torch.Tensor:      # (len(idx), d) features, on the images' device
+        "Features of many images in eval mode, in chunks."
+        with torch.no_grad():
+            was = self.training; self.eval()
+            try: return embed_images(self.embed, images, next(self.parameters()).device, idx, batch_size)
+            finally: self.train(was)
+
+    def scores(self,
+               images,              # (n_items, C, H, W) tensor or `ImageSource` the tasks index
+               tasks:EpisodeBatch,  # tasks over those items
+               feats:torch.Tensor|None=None, # (n_items, d) features of all `images` from `embed_all`, if already computed
+               chunk:int=1000,      # tasks classified at once (bounds memory)
+              ) -> torch.Tensor:    # (n_tasks, n_query, n_way) logits
+        "Logits of the queries of every task, from one pass of the backbone over the items the tasks use."
+        with torch.no_grad():
+            if feats is None:
+                used = torch.unique(torch.cat([tasks.support.flatten(), tasks.query.flatten()]))
+                f = self.embed_all(images, used)
+                pos = torch.full((int(used.max()) + 1,), -1, dtype=torch.long); pos[used] = torch.arange(len(used))
+            else:
+                if len(feats) != len(images): raise ValueError(f"feats has {len(feats)} rows for {len(images)} images: pass embed_all(images)")
+                f, pos = feats, torch.arange(len(feats))
+            dev, out = f.device, []
+            for i in range(0, tasks.n_tasks, chunk):
+                t = tasks[i:i + chunk]
+                s, q = f[pos[t.support].to(dev)], f[pos[t.query].to(dev)]
+                out.append(self.classify(s, t.support_labels.to(dev), q, t.n_way, t.support_mask.to(dev)))
+            return torch.cat(out)
+
+    def config(self) -> dict:
+        "Method and backbone names; each regime adds its settings."
+        return dict(method=type(self).__name__, backbone=type(self.backbone).__name__)
+
 # %% ../../nbs/training/41_trainer.ipynb #825f8eb8
 def episode_feats(
     method:Method,   # a method with an `embed` (its backbone)
@@ -44,67 +93,6 @@ def episode_feats(
     T, S, Q = s.shape[0], s.shape[1], q.shape[1]
     f = method.embed(torch.cat([s.flatten(0, 1), q.flatten(0, 1)]))
     return f[:T * S].view(T, S, -1), f[T * S:].view(T, Q, -1)
-
-# %% ../../nbs/training/41_trainer.ipynb #a430f6aa
-@patch
-def embed(self:Method, x:torch.Tensor) -> torch.Tensor:
-    "Features `(n, d)` of images `x` `(n, C, H, W)`."
-    return self.backbone(x)
-
-# %% ../../nbs/training/41_trainer.ipynb #9caeb38d
-@patch
-def loss(self:Method, batch:dict) -> tuple[torch.Tensor, dict]:
-    "The training loss of a batch and a dict of metrics to log; each regime defines it."
-    raise NotImplementedError
-
-# %% ../../nbs/training/41_trainer.ipynb #ffb76727
-@patch
-def classify(self:Method, support, labels, query, n_way, mask=None) -> torch.Tensor:
-    "Logits `(n_tasks, n_query, n_way)` from support and query features: nearest prototype by default."
-    return proto_logits(support, labels, query, n_way, mask, metric=self.metric, scale=self.scale)
-
-# %% ../../nbs/training/41_trainer.ipynb #5bf70dc5
-@patch
-def embed_all(self:Method,
-              images,                # (n, C, H, W) tensor, or an `ImageSource`
-              idx=None,              # indices to embed (default all)
-              batch_size:int=512,    # images per forward pass
-             ) -> torch.Tensor:      # (len(idx), d) features, on the images' device
-    "Features of many images in eval mode, in chunks."
-    with torch.no_grad():
-        was = self.training; self.eval()
-        try: return embed_images(self.embed, images, next(self.parameters()).device, idx, batch_size)
-        finally: self.train(was)
-
-# %% ../../nbs/training/41_trainer.ipynb #f346a747
-@patch
-def scores(self:Method,
-           images,              # (n_items, C, H, W) tensor or `ImageSource` the tasks index
-           tasks:EpisodeBatch,  # tasks over those items
-           feats:torch.Tensor|None=None, # (n_items, d) features of all `images` from `embed_all`, if already computed
-           chunk:int=1000,      # tasks classified at once (bounds memory)
-          ) -> torch.Tensor:    # (n_tasks, n_query, n_way) logits
-    "Logits of the queries of every task, from one pass of the backbone over the items the tasks use."
-    with torch.no_grad():
-        if feats is None:
-            used = torch.unique(torch.cat([tasks.support.flatten(), tasks.query.flatten()]))
-            f = self.embed_all(images, used)
-            pos = torch.full((int(used.max()) + 1,), -1, dtype=torch.long); pos[used] = torch.arange(len(used))
-        else:
-            if len(feats) != len(images): raise ValueError(f"feats has {len(feats)} rows for {len(images)} images: pass embed_all(images)")
-            f, pos = feats, torch.arange(len(feats))
-        dev, out = f.device, []
-        for i in range(0, tasks.n_tasks, chunk):
-            t = tasks[i:i + chunk]
-            s, q = f[pos[t.support].to(dev)], f[pos[t.query].to(dev)]
-            out.append(self.classify(s, t.support_labels.to(dev), q, t.n_way, t.support_mask.to(dev)))
-        return torch.cat(out)
-
-# %% ../../nbs/training/41_trainer.ipynb #a680fb80
-@patch
-def config(self:Method) -> dict:
-    "Method and backbone names; each regime adds its settings."
-    return dict(method=type(self).__name__, backbone=type(self.backbone).__name__)
 
 # %% ../../nbs/training/41_trainer.ipynb #0b351402
 class CosineHead(nn.Module):
@@ -251,32 +239,6 @@ def check_method(
     acc = accuracy(lg, tasks.query_labels, tasks.query_mask)
     return dict(method=type(method).__name__, loss_first=round(first, 4), loss_last=round(last, 4), acc=round(float(acc.mean()), 3))
 
-# %% ../../nbs/training/41_trainer.ipynb #91db2bb0
-class CheckpointError(ValueError):
-    "A checkpoint that cannot be resumed: unreadable, or from another configuration."
-
-# %% ../../nbs/training/41_trainer.ipynb #1a8fc1e0
-def _differences(a:dict, b:dict, prefix="") -> list[str]:
-    "The settings in which two configurations differ, one line each (nested dicts by dotted name)."
-    out = []
-    for k in sorted(set(a) | set(b)):
-        va, vb = a.get(k), b.get(k)
-        if isinstance(va, dict) and isinstance(vb, dict): out += _differences(va, vb, f"{prefix}{k}.")
-        elif va != vb: out.append(f"{prefix}{k}: {va!r} in the checkpoint, {vb!r} now")
-    return out
-
-# %% ../../nbs/training/41_trainer.ipynb #e12346d2
-def _images_in(batch:dict) -> int:
-    "Images in a batch: every floating image tensor, episodes `(T, N, C, H, W)` counted per image."
-    return sum(v.shape[0] * (v.shape[1] if v.ndim == 5 else 1) for k, v in batch.items()
-               if torch.is_tensor(v) and v.is_floating_point() and v.ndim >= 4)
-
-def _file_version(f) -> tuple|None:
-    "Which version of a file this is (device, inode, mtime, size: a new one is renamed into place), from its path or open file; None if there is none."
-    try: s = os.fstat(f.fileno()) if hasattr(f, "fileno") else os.stat(f)
-    except FileNotFoundError: return None
-    return (s.st_dev, s.st_ino, s.st_mtime_ns, s.st_size)
-
 # %% ../../nbs/training/41_trainer.ipynb #ea3946e1
 class Optimizer:
     "How the weights move: a torch optimiser with its weight decay, Adam's betas, and clipping of the gradient norm."
@@ -294,85 +256,43 @@ class Optimizer:
             if len(betas) != 2 or not all(0 <= b < 1 for b in betas): raise ValueError(f"betas must be two numbers in [0, 1), got {betas}")
         self.kind, self.weight_decay, self.betas, self.grad_clip = kind, weight_decay, betas, grad_clip
 
-# %% ../../nbs/training/41_trainer.ipynb #75afd71f
-@patch
-def make(self:Optimizer, params:list, lr:float) -> torch.optim.Optimizer:
-    "The torch optimiser of `params` at learning rate `lr`."
-    wd = self.weight_decay
-    if self.kind == "sgd": return torch.optim.SGD(params, lr=lr, momentum=0.9, nesterov=True, weight_decay=wd)
-    if self.kind == "rmsprop": return torch.optim.RMSprop(params, lr=lr, weight_decay=wd)
-    return torch.optim.Adam(params, lr=lr, weight_decay=wd, **({} if self.betas is None else dict(betas=self.betas)))
+    def make(self, params:list, lr:float) -> torch.optim.Optimizer:
+        "The torch optimiser of `params` at learning rate `lr`."
+        wd = self.weight_decay
+        if self.kind == "sgd": return torch.optim.SGD(params, lr=lr, momentum=0.9, nesterov=True, weight_decay=wd)
+        if self.kind == "rmsprop": return torch.optim.RMSprop(params, lr=lr, weight_decay=wd)
+        return torch.optim.Adam(params, lr=lr, weight_decay=wd, **({} if self.betas is None else dict(betas=self.betas)))
 
-@patch
-def config(self:Optimizer) -> dict:
-    "The settings a checkpoint records (betas only when set, so that checkpoints written without them stay valid)."
-    return dict(optimizer=self.kind, weight_decay=self.weight_decay, grad_clip=self.grad_clip,
-                **({} if self.betas is None else dict(betas=list(self.betas))))
+    def config(self) -> dict:
+        "The settings a checkpoint records (betas only when set, so that checkpoints written without them stay valid)."
+        return dict(optimizer=self.kind, weight_decay=self.weight_decay, grad_clip=self.grad_clip,
+                    **({} if self.betas is None else dict(betas=list(self.betas))))
 
 # %% ../../nbs/training/41_trainer.ipynb #7b8c69c1
 class Callback:
     "Base of the trainer's callbacks: every event is a no-op here; a callback overrides those it needs."
     order = 0   # callbacks run in increasing `order` at each event
-
-# %% ../../nbs/training/41_trainer.ipynb #35c3a276
-@patch
-def setup(self:Callback, trainer): "Once, when the trainer is made: its optimiser is built, no checkpoint read yet."
-
-# %% ../../nbs/training/41_trainer.ipynb #774bc1b0
-@patch
-def resume(self:Callback, trainer): "Once, when the trainer is made, after its configuration: read what a run left (a `Checkpoint` its file)."
-
-# %% ../../nbs/training/41_trainer.ipynb #839b5eaf
-@patch
-def config(self:Callback) -> dict:
-    "Settings the trainer's configuration records (a checkpoint written with others is refused)."
-    return {}
-
-# %% ../../nbs/training/41_trainer.ipynb #a3285bd5
-@patch
-def state(self:Callback) -> dict:
-    "Entries of the checkpoint this callback writes and reads back in `load_state`."
-    return {}
-
-# %% ../../nbs/training/41_trainer.ipynb #aaec2500
-@patch
-def load_state(self:Callback, ck:dict): "Take this callback's state back from checkpoint `ck`."
-
-# %% ../../nbs/training/41_trainer.ipynb #628fe1da
-@patch
-def before_fit(self:Callback, trainer): "At the start of `fit`, once the trainer stands at its first step."
-
-# %% ../../nbs/training/41_trainer.ipynb #ad03b551
-@patch
-def after_batch(self:Callback, trainer, loss:float): "After the optimiser's step; `trainer.step` counts it."
-
-# %% ../../nbs/training/41_trainer.ipynb #5234b78f
-@patch
-def due(self:Callback, trainer) -> bool:
-    "Whether the callback evaluates at this step (a row of the history is written when one does)."
-    return False
-
-# %% ../../nbs/training/41_trainer.ipynb #1651e0ce
-@patch
-def evaluate(self:Callback, trainer, row:dict): "Evaluate now (`due` said so); `row` is the history's row of this step (its last), to add to."
-
-# %% ../../nbs/training/41_trainer.ipynb #cd9d8596
-@patch
-def after_row(self:Callback, trainer, row:dict): "A row of the history was written."
-
-# %% ../../nbs/training/41_trainer.ipynb #f062656b
-@patch
-def after_step(self:Callback, trainer, evaluated:bool): "The end of a step; `evaluated`: whether any callback evaluated at it."
-
-# %% ../../nbs/training/41_trainer.ipynb #1ad8a160
-@patch
-def after_fit(self:Callback, trainer): "At the end of `fit`, normal or early."
-
-# %% ../../nbs/training/41_trainer.ipynb #87f10e85
-@patch
-def hold(self:Callback, trainer, until:int):
-    "A context `fit` holds while it trains up to step `until` (a `Checkpoint`'s lock); none by default."
-    return contextlib.nullcontext()
+    def setup(self, trainer): "Once, when the trainer is made: its optimiser is built, no checkpoint read yet."
+    def resume(self, trainer): "Once, when the trainer is made, after its configuration: read what a run left (a `Checkpoint` its file)."
+    def config(self) -> dict:
+        "Settings the trainer's configuration records (a checkpoint written with others is refused)."
+        return {}
+    def state(self) -> dict:
+        "Entries of the checkpoint this callback writes and reads back in `load_state`."
+        return {}
+    def load_state(self, ck:dict): "Take this callback's state back from checkpoint `ck`."
+    def before_fit(self, trainer): "At the start of `fit`, once the trainer stands at its first step."
+    def after_batch(self, trainer, loss:float): "After the optimiser's step; `trainer.step` counts it."
+    def due(self, trainer) -> bool:
+        "Whether the callback evaluates at this step (a row of the history is written when one does)."
+        return False
+    def evaluate(self, trainer, row:dict): "Evaluate now (`due` said so); `row` is the history's row of this step (its last), to add to."
+    def after_row(self, trainer, row:dict): "A row of the history was written."
+    def after_step(self, trainer, evaluated:bool): "The end of a step; `evaluated`: whether any callback evaluated at it."
+    def after_fit(self, trainer): "At the end of `fit`, normal or early."
+    def hold(self, trainer, until:int):
+        "A context `fit` holds while it trains up to step `until` (a `Checkpoint`'s lock); none by default."
+        return contextlib.nullcontext()
 
 # %% ../../nbs/training/41_trainer.ipynb #7c8ce259
 _CONFIG_DEFAULTS = dict(schedule=None, lr_step=None, lr_gamma=0.5, val_every=100, val_tasks=None)
@@ -407,7 +327,17 @@ class Trainer:
         for cb in self.callbacks: cb.resume(self)   # a `Checkpoint` reads its file, now that the configuration is known
         self.fit_from = self.step   # where the last `fit` started training
 
-# %% ../../nbs/training/41_trainer.ipynb #3502f605
+    def _config(self) -> dict:
+        "Everything that decides the weights, as plain JSON types (as a checkpoint stores them)."
+        config = dict(method=self.method.config(), source=self.source.config(), n_steps=self.n_steps, lr=self.lr, seed=self.seed,
+                      **self.optimizer.config(), **_CONFIG_DEFAULTS)
+        for cb in self.callbacks: config.update(cb.config())
+        return json.loads(json.dumps(config, default=str))
+
+    def callback(self, kind:type):
+        "The trainer's callback of class `kind` (the first one), or None."
+        return next((c for c in self.callbacks if isinstance(c, kind)), None)
+
 def _sorted_callbacks(callbacks, progress:bool) -> list:
     "The callbacks in their order (a `ProgressBar` added when the bar is on); refuse what is not a `Callback`."
     callbacks = list(callbacks or ())
@@ -417,68 +347,6 @@ def _sorted_callbacks(callbacks, progress:bool) -> list:
     if dup := {k.__name__ for k in kinds if kinds.count(k) > 1}: raise ValueError(f"give at most one {', '.join(sorted(dup))} callback")
     if progress and not any(isinstance(c, ProgressBar) for c in callbacks): callbacks.append(ProgressBar())
     return sorted(callbacks, key=lambda c: c.order)
-
-# %% ../../nbs/training/41_trainer.ipynb #20b69017
-@patch
-def _config(self:Trainer) -> dict:
-    "Everything that decides the weights, as plain JSON types (as a checkpoint stores them)."
-    config = dict(method=self.method.config(), source=self.source.config(), n_steps=self.n_steps, lr=self.lr, seed=self.seed,
-                  **self.optimizer.config(), **_CONFIG_DEFAULTS)
-    for cb in self.callbacks: config.update(cb.config())
-    return json.loads(json.dumps(config, default=str))
-
-# %% ../../nbs/training/41_trainer.ipynb #7d6b4d8f
-@patch
-def callback(self:Trainer, kind:type):
-    "The trainer's callback of class `kind` (the first one), or None."
-    return next((c for c in self.callbacks if isinstance(c, kind)), None)
-
-# %% ../../nbs/training/41_trainer.ipynb #817371f2
-_FORMAT = "fewshot_nb.training.trainer/1"
-
-@patch
-def state(self:Trainer) -> dict:
-    "All that `load` needs to resume: configuration, step, history, model, optimiser and the callbacks' states."
-    ck = dict(format=_FORMAT, config=self.config, step=self.step, history=self.history, model=self.method.state_dict(),
-              optimizer=self.opt.state_dict(), scheduler=None, window=None, best=None, evals=self.evals, train_s=self.train_s)
-    for cb in self.callbacks: ck.update(cb.state())
-    return ck
-
-# %% ../../nbs/training/41_trainer.ipynb #63720fc6
-@patch
-def save(self:Trainer, path:str|Path) -> Path:
-    "Write a checkpoint to `path` atomically, sealed: a changed byte is found on loading."
-    path = Path(path)
-    with atomic_write(path) as tmp: torch.save(seal(self.state()), tmp)
-    return path
-
-# %% ../../nbs/training/41_trainer.ipynb #a753c608
-def _read_checkpoint(path, device) -> tuple:
-    "The version and the contents of a trainer checkpoint; `CheckpointError` if it cannot be read, is not one, or is damaged."
-    try:
-        with open(path, "rb") as f: version, ck = _file_version(f), torch.load(f, map_location=device, weights_only=True)
-    except Exception as e:
-        raise CheckpointError(f"cannot read checkpoint {path} ({type(e).__name__}: {e}); delete it to start afresh") from e
-    if not isinstance(ck, dict) or ck.get("format") != _FORMAT: raise CheckpointError(f"{path} is not a fewshot_nb training checkpoint")
-    try: check_seal(ck, path, "delete it to train again from the start")
-    except ValueError as e: raise CheckpointError(str(e)) from None
-    return version, ck
-
-# %% ../../nbs/training/41_trainer.ipynb #d8bd6e05
-@patch
-def load(self:Trainer, path:str|Path) -> Trainer:
-    "Resume from a checkpoint written by a trainer with the same configuration; return this trainer."
-    version, ck = _read_checkpoint(path, self.device)
-    if diff := _differences(ck["config"], self.config):
-        raise CheckpointError(f"checkpoint {path} was written with another configuration: " + "; ".join(diff[:6]) +
-                              ". Use another checkpoint path, or delete this one to start afresh.")
-    self.method.load_state_dict(ck["model"]); self.opt.load_state_dict(ck["optimizer"])
-    self.step, self.history = int(ck["step"]), list(ck["history"])
-    self.train_s, self.evals = float(ck.get("train_s", 0.0)), list(ck.get("evals", []))
-    for cb in self.callbacks: cb.load_state(ck)
-    self._loaded = (Path(path), version)
-    _log.info(f"resumed {type(self.method).__name__} from checkpoint {path} at step {self.step} of {self.n_steps}")
-    return self
 
 # %% ../../nbs/training/41_trainer.ipynb #897c3d80
 @patch
@@ -492,7 +360,6 @@ def fit(self:Trainer,
         for cb in self.callbacks: held.enter_context(cb.hold(self, until))
         return self._fit(until)
 
-# %% ../../nbs/training/41_trainer.ipynb #e32dc2e6
 @patch
 @keeps_global_rng
 def _fit(self:Trainer, until:int) -> pd.DataFrame:
@@ -515,6 +382,11 @@ def _fit(self:Trainer, until:int) -> pd.DataFrame:
     return pd.DataFrame(self.history)
 
 # %% ../../nbs/training/41_trainer.ipynb #6d56b086
+def _images_in(batch:dict) -> int:
+    "Images in a batch: every floating image tensor, episodes `(T, N, C, H, W)` counted per image."
+    return sum(v.shape[0] * (v.shape[1] if v.ndim == 5 else 1) for k, v in batch.items()
+               if torch.is_tensor(v) and v.is_floating_point() and v.ndim >= 4)
+
 @patch
 def _train_step(self:Trainer) -> tuple[float, dict, int]:
     "One optimiser step on batch `step`: its loss, the method's stats and the number of images."
@@ -531,13 +403,11 @@ def _train_step(self:Trainer) -> tuple[float, dict, int]:
     self.step += 1
     return loss.item(), stats, _images_in(batch)
 
-# %% ../../nbs/training/41_trainer.ipynb #6e61fcfb
 @patch
 def _reset_window(self:Trainer):
     "Start the sums behind the next row of the history."
     self._t0, self._sums = time.perf_counter(), dict(n=0, images=0, loss=0.0, acc=0.0, extra={})
 
-# %% ../../nbs/training/41_trainer.ipynb #4525f8cd
 @patch
 def _tally(self:Trainer, loss:float, stats:dict, n_img:int):
     "Add a step's loss, accuracy and the method's other finite numbers to the sums of the current row."
@@ -547,7 +417,6 @@ def _tally(self:Trainer, loss:float, stats:dict, n_img:int):
         if k != "acc" and isinstance(v, (int, float)) and math.isfinite(v):
             e = s["extra"].setdefault(k, [0.0, 0]); e[0] += v; e[1] += 1
 
-# %% ../../nbs/training/41_trainer.ipynb #d99c2760
 @patch
 def _write_row(self:Trainer, due:list):
     "A row of the history: the means since the last row, then what the due callbacks measure (their time is not training's)."
@@ -561,6 +430,69 @@ def _write_row(self:Trainer, due:list):
     for cb in self.callbacks: cb.after_row(self, row)
     self._reset_window()
 
+# %% ../../nbs/training/41_trainer.ipynb #817371f2
+_FORMAT = "fewshot_nb.training.trainer/1"
+
+@patch
+def state(self:Trainer) -> dict:
+    "All that `load` needs to resume: configuration, step, history, model, optimiser and the callbacks' states."
+    ck = dict(format=_FORMAT, config=self.config, step=self.step, history=self.history, model=self.method.state_dict(),
+              optimizer=self.opt.state_dict(), scheduler=None, window=None, best=None, evals=self.evals, train_s=self.train_s)
+    for cb in self.callbacks: ck.update(cb.state())
+    return ck
+
+@patch
+def save(self:Trainer, path:str|Path) -> Path:
+    "Write a checkpoint to `path` atomically, sealed: a changed byte is found on loading."
+    path = Path(path)
+    with atomic_write(path) as tmp: torch.save(seal(self.state()), tmp)
+    return path
+
+# %% ../../nbs/training/41_trainer.ipynb #91db2bb0
+class CheckpointError(ValueError):
+    "A checkpoint that cannot be resumed: unreadable, or from another configuration."
+
+def _differences(a:dict, b:dict, prefix="") -> list[str]:
+    "The settings in which two configurations differ, one line each (nested dicts by dotted name)."
+    out = []
+    for k in sorted(set(a) | set(b)):
+        va, vb = a.get(k), b.get(k)
+        if isinstance(va, dict) and isinstance(vb, dict): out += _differences(va, vb, f"{prefix}{k}.")
+        elif va != vb: out.append(f"{prefix}{k}: {va!r} in the checkpoint, {vb!r} now")
+    return out
+
+def _file_version(f) -> tuple|None:
+    "Which version of a file this is (device, inode, mtime, size: a new one is renamed into place), from its path or open file; None if there is none."
+    try: s = os.fstat(f.fileno()) if hasattr(f, "fileno") else os.stat(f)
+    except FileNotFoundError: return None
+    return (s.st_dev, s.st_ino, s.st_mtime_ns, s.st_size)
+
+def _read_checkpoint(path, device) -> tuple:
+    "The version and the contents of a trainer checkpoint; `CheckpointError` if it cannot be read, is not one, or is damaged."
+    try:
+        with open(path, "rb") as f: version, ck = _file_version(f), torch.load(f, map_location=device, weights_only=True)
+    except Exception as e:
+        raise CheckpointError(f"cannot read checkpoint {path} ({type(e).__name__}: {e}); delete it to start afresh") from e
+    if not isinstance(ck, dict) or ck.get("format") != _FORMAT: raise CheckpointError(f"{path} is not a fewshot_nb training checkpoint")
+    try: check_seal(ck, path, "delete it to train again from the start")
+    except ValueError as e: raise CheckpointError(str(e)) from None
+    return version, ck
+
+@patch
+def load(self:Trainer, path:str|Path) -> Trainer:
+    "Resume from a checkpoint written by a trainer with the same configuration; return this trainer."
+    version, ck = _read_checkpoint(path, self.device)
+    if diff := _differences(ck["config"], self.config):
+        raise CheckpointError(f"checkpoint {path} was written with another configuration: " + "; ".join(diff[:6]) +
+                              ". Use another checkpoint path, or delete this one to start afresh.")
+    self.method.load_state_dict(ck["model"]); self.opt.load_state_dict(ck["optimizer"])
+    self.step, self.history = int(ck["step"]), list(ck["history"])
+    self.train_s, self.evals = float(ck.get("train_s", 0.0)), list(ck.get("evals", []))
+    for cb in self.callbacks: cb.load_state(ck)
+    self._loaded = (Path(path), version)
+    _log.info(f"resumed {type(self.method).__name__} from checkpoint {path} at step {self.step} of {self.n_steps}")
+    return self
+
 # %% ../../nbs/training/41_trainer.ipynb #06ddb26e
 class Checkpoint(Callback):
     "Resume from `path` if it exists; write it atomically every `every` steps (or at each evaluation) and at the end of `fit`."
@@ -571,41 +503,31 @@ class Checkpoint(Callback):
                 ):
         self.path, self.every, self.version = Path(path), every, None   # version: of the file this trainer last read or wrote
 
-# %% ../../nbs/training/41_trainer.ipynb #2c06bed9
-@patch
-def resume(self:Checkpoint, trainer):
-    "Load the checkpoint, if there is one (called when the trainer is made)."
-    if self.path.exists(): trainer.load(self.path); self.version = trainer._loaded[1]
+    def resume(self, trainer):
+        "Load the checkpoint, if there is one (called when the trainer is made)."
+        if self.path.exists(): trainer.load(self.path); self.version = trainer._loaded[1]
 
-# %% ../../nbs/training/41_trainer.ipynb #81ee8ec8
-@patch
-def after_step(self:Checkpoint, trainer, evaluated:bool):
-    "Save at the end of `fit`, at the `every` steps, or after an evaluation."
-    if (trainer.step == trainer.until or trainer.stopped is not None or (self.every and trainer.step % self.every == 0)
-            or (evaluated and not self.every)): self.save(trainer)
+    def after_step(self, trainer, evaluated:bool):
+        "Save at the end of `fit`, at the `every` steps, or after an evaluation."
+        if (trainer.step == trainer.until or trainer.stopped is not None or (self.every and trainer.step % self.every == 0)
+                or (evaluated and not self.every)): self.save(trainer)
 
-# %% ../../nbs/training/41_trainer.ipynb #9f6ce97e
-@patch
-def save(self:Checkpoint, trainer):
-    trainer.save(self.path); self.version = _file_version(self.path)
+    def save(self, trainer):
+        trainer.save(self.path); self.version = _file_version(self.path)
 
-# %% ../../nbs/training/41_trainer.ipynb #8e3b07f1
-@patch
-def hold(self:Checkpoint, trainer, until:int):
-    "The checkpoint's lock while `fit` trains; none when there is nothing left to train (a read-only folder will do)."
-    return contextlib.nullcontext() if trainer.step >= until or trainer.stopped else self._lock(trainer)
+    def hold(self, trainer, until:int):
+        "The checkpoint's lock while `fit` trains; none when there is nothing left to train (a read-only folder will do)."
+        return contextlib.nullcontext() if trainer.step >= until or trainer.stopped else self._lock(trainer)
 
-# %% ../../nbs/training/41_trainer.ipynb #d905979c
-@patch
-@contextlib.contextmanager
-def _lock(self:Checkpoint, trainer):
-    "Hold the checkpoint's lock; reload the checkpoint if another process wrote it meanwhile."
-    t0 = time.perf_counter()
-    with cache_lock(self.path):
-        trainer.waited_s = time.perf_counter() - t0
-        if self.path.exists() and _file_version(self.path) != self.version:
-            trainer.load(self.path); self.version = trainer._loaded[1]   # written by another process
-        yield
+    @contextlib.contextmanager
+    def _lock(self, trainer):
+        "Hold the checkpoint's lock; reload the checkpoint if another process wrote it meanwhile."
+        t0 = time.perf_counter()
+        with cache_lock(self.path):
+            trainer.waited_s = time.perf_counter() - t0
+            if self.path.exists() and _file_version(self.path) != self.version:
+                trainer.load(self.path); self.version = trainer._loaded[1]   # written by another process
+            yield
 
 # %% ../../nbs/training/41_trainer.ipynb #3f58192b
 @patch(as_prop=True)
@@ -631,39 +553,31 @@ class Evaluate(Callback):
         self.fn, self.every, self.at = fn, every, None if at is None else sorted({int(s) for s in at})
         self.csv = None if csv is None else Path(csv)
 
-# %% ../../nbs/training/41_trainer.ipynb #ff41c224
-@patch
-def setup(self:Evaluate, trainer):
-    "Check that the listed steps are in the run."
-    if self.at is not None and (not self.at or self.at[0] < 1 or self.at[-1] > trainer.n_steps):
-        raise ValueError(f"eval_at must list steps in [1, n_steps={trainer.n_steps}], got {self.at}")
+    def setup(self, trainer):
+        "Check that the listed steps are in the run."
+        if self.at is not None and (not self.at or self.at[0] < 1 or self.at[-1] > trainer.n_steps):
+            raise ValueError(f"eval_at must list steps in [1, n_steps={trainer.n_steps}], got {self.at}")
 
-# %% ../../nbs/training/41_trainer.ipynb #931c21a1
-@patch
-def due(self:Evaluate, trainer) -> bool:
-    "At the listed steps, or every `every` steps."
-    return trainer.step in self.at if self.at is not None else trainer.step % self.every == 0
+    def due(self, trainer) -> bool:
+        "At the listed steps, or every `every` steps."
+        return trainer.step in self.at if self.at is not None else trainer.step % self.every == 0
 
-# %% ../../nbs/training/41_trainer.ipynb #574c2f36
-@patch
-def measure(self:Evaluate, trainer) -> dict:
-    "Call the function in eval mode without gradients; check that it returned a dict of metrics."
-    trainer.method.eval()
-    with torch.no_grad(): metrics = self.fn(trainer)
-    if not isinstance(metrics, dict): raise TypeError(f"the evaluate hook must return a dict of metrics, got {type(metrics).__name__}")
-    return metrics
+    def measure(self, trainer) -> dict:
+        "Call the function in eval mode without gradients; check that it returned a dict of metrics."
+        trainer.method.eval()
+        with torch.no_grad(): metrics = self.fn(trainer)
+        if not isinstance(metrics, dict): raise TypeError(f"the evaluate hook must return a dict of metrics, got {type(metrics).__name__}")
+        return metrics
 
-# %% ../../nbs/training/41_trainer.ipynb #c6508a38
-@patch
-def evaluate(self:Evaluate, trainer, row:dict):
-    "Measure; record, log and write the evaluation's row."
-    t0 = time.perf_counter()
-    metrics = self.measure(trainer)
-    if clash := sorted(set(metrics) & {"step", "train_s", "eval_s"}):
-        raise ValueError(f"the evaluate hook returned {clash}, which the trainer fills in itself: rename them")
-    trainer.evals.append(dict(step=trainer.step, train_s=round(trainer.train_s, 3), eval_s=round(time.perf_counter() - t0, 3), **metrics))
-    _log.info(f"step {trainer.step}: " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in metrics.items()))
-    if self.csv is not None: save_csv(pd.DataFrame(trainer.evals), self.csv)
+    def evaluate(self, trainer, row:dict):
+        "Measure; record, log and write the evaluation's row."
+        t0 = time.perf_counter()
+        metrics = self.measure(trainer)
+        if clash := sorted(set(metrics) & {"step", "train_s", "eval_s"}):
+            raise ValueError(f"the evaluate hook returned {clash}, which the trainer fills in itself: rename them")
+        trainer.evals.append(dict(step=trainer.step, train_s=round(trainer.train_s, 3), eval_s=round(time.perf_counter() - t0, 3), **metrics))
+        _log.info(f"step {trainer.step}: " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in metrics.items()))
+        if self.csv is not None: save_csv(pd.DataFrame(trainer.evals), self.csv)
 
 # %% ../../nbs/training/41_trainer.ipynb #915bbf16
 @patch
@@ -684,39 +598,27 @@ class Validate(Evaluate):
         self.images, self.tasks = images, tasks.batch if isinstance(tasks, TaskManifest) else tasks
         self.best = None   # (accuracy, step, state_dict)
 
-# %% ../../nbs/training/41_trainer.ipynb #e110b2c2
-@patch
-def accuracy(self:Validate, trainer) -> dict:
-    "Mean accuracy and 95% CI half-width on the validation tasks, as fractions."
-    acc = accuracy(trainer.method.scores(self.images, self.tasks), self.tasks.query_labels, self.tasks.query_mask)
-    ci = mean_ci(acc)
-    return dict(val_acc=ci.mean, val_ci=ci.half_width)
+    def accuracy(self, trainer) -> dict:
+        "Mean accuracy and 95% CI half-width on the validation tasks, as fractions."
+        acc = accuracy(trainer.method.scores(self.images, self.tasks), self.tasks.query_labels, self.tasks.query_mask)
+        ci = mean_ci(acc)
+        return dict(val_acc=ci.mean, val_ci=ci.half_width)
 
-# %% ../../nbs/training/41_trainer.ipynb #a1d6104e
-@patch
-def config(self:Validate) -> dict: return dict(val_every=self.every, val_tasks=int(self.tasks.n_tasks))
+    def config(self) -> dict: return dict(val_every=self.every, val_tasks=int(self.tasks.n_tasks))
 
-# %% ../../nbs/training/41_trainer.ipynb #0ca6e222
-@patch
-def due(self:Validate, trainer) -> bool: return trainer.step % self.every == 0 or trainer.step == trainer.n_steps
+    def due(self, trainer) -> bool: return trainer.step % self.every == 0 or trainer.step == trainer.n_steps
 
-# %% ../../nbs/training/41_trainer.ipynb #7fe200cf
-@patch
-def evaluate(self:Validate, trainer, row:dict):
-    "Validate into the history's row; keep the weights if they are the best so far."
-    row.update(self.measure(trainer))
-    if self.best is None or row["val_acc"] > self.best[0]:
-        self.best = (row["val_acc"], trainer.step, {k: v.detach().clone() for k, v in trainer.method.state_dict().items()})
+    def evaluate(self, trainer, row:dict):
+        "Validate into the history's row; keep the weights if they are the best so far."
+        row.update(self.measure(trainer))
+        if self.best is None or row["val_acc"] > self.best[0]:
+            self.best = (row["val_acc"], trainer.step, {k: v.detach().clone() for k, v in trainer.method.state_dict().items()})
 
-# %% ../../nbs/training/41_trainer.ipynb #dfa26687
-@patch
-def state(self:Validate) -> dict:
-    return dict(best=None if self.best is None else dict(acc=self.best[0], step=self.best[1], model=self.best[2]))
+    def state(self) -> dict:
+        return dict(best=None if self.best is None else dict(acc=self.best[0], step=self.best[1], model=self.best[2]))
 
-# %% ../../nbs/training/41_trainer.ipynb #772783e0
-@patch
-def load_state(self:Validate, ck:dict):
-    self.best = None if ck["best"] is None else (ck["best"]["acc"], ck["best"]["step"], ck["best"]["model"])
+    def load_state(self, ck:dict):
+        self.best = None if ck["best"] is None else (ck["best"]["acc"], ck["best"]["step"], ck["best"]["model"])
 
 # %% ../../nbs/training/41_trainer.ipynb #c0ae1709
 @patch(as_prop=True)
@@ -747,40 +649,32 @@ class LRSchedule(Callback):
         self.kind, self.step, self.gamma, self.patience = kind, step, gamma, patience
         self.window = None   # 'plateau': training loss summed over the current window, and its steps
 
-# %% ../../nbs/training/41_trainer.ipynb #403908ce
-@patch
-def setup(self:LRSchedule, trainer):
-    "Build torch's scheduler on the trainer's optimiser."
-    if self.kind == "plateau":
-        self.step = self.step or getattr(trainer.source, "steps_per_epoch", None)
-        if not self.step: raise ValueError("schedule='plateau' needs lr_step (steps per loss window): this source has no steps_per_epoch")
-        self.window = [0.0, 0]
-    S = torch.optim.lr_scheduler
-    self.sched = (S.StepLR(trainer.opt, self.step, self.gamma) if self.kind == "step" else
-                  S.CosineAnnealingLR(trainer.opt, trainer.n_steps) if self.kind == "cosine" else
-                  S.ReduceLROnPlateau(trainer.opt, "min", self.gamma, self.patience))
+    def setup(self, trainer):
+        "Build torch's scheduler on the trainer's optimiser."
+        if self.kind == "plateau":
+            self.step = self.step or getattr(trainer.source, "steps_per_epoch", None)
+            if not self.step: raise ValueError("schedule='plateau' needs lr_step (steps per loss window): this source has no steps_per_epoch")
+            self.window = [0.0, 0]
+        S = torch.optim.lr_scheduler
+        self.sched = (S.StepLR(trainer.opt, self.step, self.gamma) if self.kind == "step" else
+                      S.CosineAnnealingLR(trainer.opt, trainer.n_steps) if self.kind == "cosine" else
+                      S.ReduceLROnPlateau(trainer.opt, "min", self.gamma, self.patience))
 
-# %% ../../nbs/training/41_trainer.ipynb #183d73a3
-@patch
-def after_batch(self:LRSchedule, trainer, loss:float):
-    "Step the schedule; 'plateau': add the loss to the window, and decide at its end."
-    if self.window is None: return self.sched.step()
-    self.window[0] += loss; self.window[1] += 1
-    if trainer.step % self.step == 0: self.sched.step(self.window[0] / self.window[1]); self.window = [0.0, 0]
+    def after_batch(self, trainer, loss:float):
+        "Step the schedule; 'plateau': add the loss to the window, and decide at its end."
+        if self.window is None: return self.sched.step()
+        self.window[0] += loss; self.window[1] += 1
+        if trainer.step % self.step == 0: self.sched.step(self.window[0] / self.window[1]); self.window = [0.0, 0]
 
-# %% ../../nbs/training/41_trainer.ipynb #6fa4b37c
-@patch
-def config(self:LRSchedule) -> dict:
-    "The schedule's settings (the patience only for 'plateau')."
-    return dict(schedule=self.kind, lr_step=self.step, lr_gamma=self.gamma, **(dict(lr_patience=self.patience) if self.kind == "plateau" else {}))
+    def config(self) -> dict:
+        "The schedule's settings (the patience only for 'plateau')."
+        return dict(schedule=self.kind, lr_step=self.step, lr_gamma=self.gamma, **(dict(lr_patience=self.patience) if self.kind == "plateau" else {}))
 
-@patch
-def state(self:LRSchedule) -> dict: return dict(scheduler=self.sched.state_dict(), window=self.window)
+    def state(self) -> dict: return dict(scheduler=self.sched.state_dict(), window=self.window)
 
-@patch
-def load_state(self:LRSchedule, ck:dict):
-    self.sched.load_state_dict(ck["scheduler"])
-    if self.window is not None: self.window = list(ck["window"])
+    def load_state(self, ck:dict):
+        self.sched.load_state_dict(ck["scheduler"])
+        if self.window is not None: self.window = list(ck["window"])
 
 # %% ../../nbs/training/41_trainer.ipynb #b2c45d73
 class EarlyStopping(Callback):
@@ -790,63 +684,38 @@ class EarlyStopping(Callback):
         if patience < 1: raise ValueError(f"patience must be >= 1 validations, got {patience}")
         self.patience, self.min_delta, self.best, self.bad = int(patience), float(min_delta), None, 0
 
-# %% ../../nbs/training/41_trainer.ipynb #c6866d46
-@patch
-def setup(self:EarlyStopping, trainer):
-    if trainer.callback(Validate) is None: raise ValueError("EarlyStopping watches the validation accuracy: add a Validate callback")
+    def setup(self, trainer):
+        if trainer.callback(Validate) is None: raise ValueError("EarlyStopping watches the validation accuracy: add a Validate callback")
 
-# %% ../../nbs/training/41_trainer.ipynb #7ed7b6e6
-@patch
-def after_row(self:EarlyStopping, trainer, row:dict):
-    "Count validations without improvement; stop at `patience`."
-    if "val_acc" not in row: return
-    if self.best is None or row["val_acc"] > self.best + self.min_delta: self.best, self.bad = row["val_acc"], 0
-    else: self.bad += 1
-    if self.bad >= self.patience:
-        trainer.stopped = f"early stopping at step {trainer.step}: no better validation accuracy in {self.bad} validations"
-        _log.info(trainer.stopped)
+    def after_row(self, trainer, row:dict):
+        "Count validations without improvement; stop at `patience`."
+        if "val_acc" not in row: return
+        if self.best is None or row["val_acc"] > self.best + self.min_delta: self.best, self.bad = row["val_acc"], 0
+        else: self.bad += 1
+        if self.bad >= self.patience:
+            trainer.stopped = f"early stopping at step {trainer.step}: no better validation accuracy in {self.bad} validations"
+            _log.info(trainer.stopped)
 
-# %% ../../nbs/training/41_trainer.ipynb #a18dca8a
-@patch
-def state(self:EarlyStopping): return dict(early_stopping=dict(best=self.best, bad=self.bad))
+    def state(self): return dict(early_stopping=dict(best=self.best, bad=self.bad))
 
-# %% ../../nbs/training/41_trainer.ipynb #82fdad5f
-@patch
-def load_state(self:EarlyStopping, ck:dict):
-    if (s := ck.get("early_stopping")) is not None: self.best, self.bad = s["best"], s["bad"]
+    def load_state(self, ck:dict):
+        if (s := ck.get("early_stopping")) is not None: self.best, self.bad = s["best"], s["bad"]
 
-# %% ../../nbs/training/41_trainer.ipynb #698dd0bf
-@patch
-def before_fit(self:EarlyStopping, trainer):
-    if self.bad >= self.patience: trainer.stopped = trainer.stopped or f"early stopping (resumed at step {trainer.step})"
+    def before_fit(self, trainer):
+        if self.bad >= self.patience: trainer.stopped = trainer.stopped or f"early stopping (resumed at step {trainer.step})"
 
 # %% ../../nbs/training/41_trainer.ipynb #52823e3d
 class ProgressBar(Callback):
     "A tqdm bar of the steps, with the loss and the validation accuracy of the last row; one line per row in a log."
     order = 200
-
-# %% ../../nbs/training/41_trainer.ipynb #44cc5058
-@patch
-def before_fit(self:ProgressBar, trainer):
-    self.bar = _progress(trainer.until, initial=trainer.step, show=True, desc=type(trainer.method).__name__, unit="step")
-
-# %% ../../nbs/training/41_trainer.ipynb #ec6cedb8
-@patch
-def after_batch(self:ProgressBar, trainer, loss): self.bar.update(1)
-
-# %% ../../nbs/training/41_trainer.ipynb #01120258
-@patch
-def after_row(self:ProgressBar, trainer, row): self.bar.set_postfix(loss=f"{row['loss']:.3f}", val=f"{row.get('val_acc', float('nan')):.3f}", refresh=False)
-
-# %% ../../nbs/training/41_trainer.ipynb #1177828d
-@patch
-def after_fit(self:ProgressBar, trainer): self.bar.close()
+    def before_fit(self, trainer):
+        self.bar = _progress(trainer.until, initial=trainer.step, show=True, desc=type(trainer.method).__name__, unit="step")
+    def after_batch(self, trainer, loss): self.bar.update(1)
+    def after_row(self, trainer, row): self.bar.set_postfix(loss=f"{row['loss']:.3f}", val=f"{row.get('val_acc', float('nan')):.3f}", refresh=False)
+    def after_fit(self, trainer): self.bar.close()
 
 # %% ../../nbs/training/41_trainer.ipynb #6a023652
 class ChannelsLast(Callback):
     "Put the model in the channels-last memory format (faster convolutions on CPU); the weights' values are unchanged."
     unique = True
-
-# %% ../../nbs/training/41_trainer.ipynb #02af2b44
-@patch
-def setup(self:ChannelsLast, trainer): trainer.method.to(memory_format=torch.channels_last)
+    def setup(self, trainer): trainer.method.to(memory_format=torch.channels_last)
