@@ -150,6 +150,7 @@ def train_generative_model(
     device="cpu",             # where to train
     progress:bool|None=None,     # progress bars (default: `core.set_progress` / FEWSHOT_PROGRESS)
     checkpoint_every:float=10,# epochs between checkpoints while training (an interrupted run resumes from the last one)
+    callbacks:list|None=None, # more `Callback`s for the trainer, after the schedule's and the checkpoint's (e.g. a logger of your own)
     **batch_kwargs,           # passed to `model.batches` (e.g. set_size)
 ) -> dict:                    # history (DataFrame), seconds spent training now, and whether it was loaded
     "Train `model` for `steps` steps (or load/resume it from `checkpoint`)."
@@ -157,7 +158,8 @@ def train_generative_model(
     torch.manual_seed(seed)
     src = model.batches(train, batch_size, **batch_kwargs)
     every = max(1, int(round(checkpoint_every * model.epoch_steps(src))))
-    callbacks = schedule_callbacks(model, src, schedule, lr_patience) + ([Checkpoint(checkpoint, every=every)] if checkpoint is not None else [])
+    callbacks = schedule_callbacks(model, src, schedule, lr_patience) + ([Checkpoint(checkpoint, every=every)] if checkpoint is not None else []) \
+              + list(callbacks or [])
     trainer = Trainer(model, src, steps, lr=lr, optimizer=Optimizer("adam", betas=betas, grad_clip=grad_clip), seed=seed, device=device,
                       progress=progress, callbacks=callbacks)
     t0 = time.perf_counter()

@@ -65,6 +65,7 @@ def pretrained_features(
     sets="small",               # Omniglot sets to load ('small': the two minimal background sets)
     progress:bool|None=None,       # progress bars (default: `core.set_progress` / FEWSHOT_PROGRESS)
     parts:bool=False,           # return a `Pretrained` (also the base-class features and the trained backbone)
+    callbacks:list|None=None,   # more `Callback`s for the trainer (their classes and settings enter the cache key)
 ) -> tuple[FeatureSource, torch.Tensor, dict]|Pretrained: # test-class features, (d,) base-class mean feature, run record
     "Features of the test classes of `split` from a backbone trained with cross-entropy on its training classes, cached on disk."
     if not isinstance(split, dict) and split not in SPLITS:
@@ -78,8 +79,8 @@ def pretrained_features(
     kw = (dict(in_channels=1, image_size=image_size) if backbone == "conv4" else dict(in_channels=1)) | dict(backbone_kwargs or {})
     config = dict(recipe=_RECIPE, cache_version=CACHE_VERSION, sets=sets, split=split, backbone=backbone, backbone_kwargs=kw, image_size=image_size,
                   rotations=bool(rotations), head="linear", optimizer="adam", steps=steps, batch_size=batch_size, lr=float(lr),
-                  n_val=n_val, val_seed=0, seed=seed)
-    config = json.loads(json.dumps(config))        # plain JSON types, as the file stores them
+                  n_val=n_val, val_seed=0, seed=seed) | ({"callbacks": [[type(c).__qualname__, c.config()] for c in callbacks]} if callbacks else {})
+    config = json.loads(json.dumps(config, default=str))        # plain JSON types, as the file stores them
     key = config_hash(config)
     folder = Path(cache_dir).expanduser() if cache_dir is not None else project_cache_dir()/"features"
     name = split if isinstance(split, str) else "custom"
@@ -99,13 +100,13 @@ def pretrained_features(
 
         seed_everything(seed)
         method = Supervised(make_backbone(backbone, **kw), train.n_classes, head="linear")
-        callbacks = [ChannelsLast()] if dev.type == "cpu" else []
+        cbs = [ChannelsLast()] if dev.type == "cpu" else []
         if n_val:
             val_data = ImageSource.from_omniglot(data, val).to(dev)
             val_tasks = TaskManifest.sample(EpisodeSampler(val_data.labels.cpu().numpy(), 5, 1, 5), 100, seed=0)
-            callbacks.append(Validate(val_data, val_tasks, every=max(1, steps // 4)))
+            cbs.append(Validate(val_data, val_tasks, every=max(1, steps // 4)))
         trainer = Trainer(method, ClassStream(train, min(batch_size, len(train))), steps, lr=lr, seed=seed, device=dev,
-                          progress=progress, callbacks=callbacks)
+                          progress=progress, callbacks=cbs + list(callbacks or []))
         history = trainer.fit()
         method = trainer.load_best()
         t_train = time.perf_counter()

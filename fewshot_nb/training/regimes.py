@@ -125,6 +125,7 @@ def train_regime(
     device="cpu",            # 'cpu', 'cuda' or 'auto'
     progress:bool|None=None,    # progress bars (default: `core.set_progress` / FEWSHOT_PROGRESS)
     channels_last:bool=True, # channels-last memory format (faster Conv4 on CPU; not for MAML)
+    callbacks:list|None=None,  # more `Callback`s for the trainer, after the ones built here (e.g. `EarlyStopping`, a logger of your own)
     **cfg,                   # overrides of `TRAIN_DEFAULTS`: backbone, backbone_kw, epochs, lr, batch_size, train_way, ...
 ) -> tuple:                  # (trained Method with its best weights, history DataFrame, Trainer)
     "Train regime `name` for `epochs` passes over `train` (or `steps` optimiser steps) from the initial weights of `seed` (the same for every regime)."
@@ -142,7 +143,7 @@ def train_regime(
     callbacks = ([LRSchedule(cfg["schedule"], step=cfg["lr_step"], gamma=cfg["lr_gamma"])] if cfg["schedule"] else []) \
               + ([Validate(val, val_tasks, every=max(1, n_steps // 8))] if val_tasks is not None else []) \
               + ([Checkpoint(checkpoint)] if checkpoint is not None else []) \
-              + ([ChannelsLast()] if channels_last and not method.adapts_per_task else [])
+              + ([ChannelsLast()] if channels_last and not method.adapts_per_task else []) + list(callbacks or [])
     trainer = Trainer(method, source, n_steps, lr=cfg["lr"], optimizer=Optimizer(cfg["optimizer"], weight_decay=cfg["weight_decay"]),
                       seed=cfg["seed"], device=device, progress=progress, callbacks=callbacks)
     history = trainer.fit()
