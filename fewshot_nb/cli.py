@@ -40,7 +40,7 @@ def copy_experiments(
     force:bool=False,            # overwrite files that exist in `dest`
 ) -> list[Path]:                 # the files written
     "Copy the experiment notebooks (and their stored results) into `dest`, refusing to overwrite unless `force`; all of them or, when it fails, none."
-    from fewshot_nb.core import check_out_folder, folder_lock, inside_folder; from fewshot_nb.bench.experiment import experiments_dir
+    from fewshot_nb.run_folders import check_out_folder, folder_lock, inside_folder; from fewshot_nb.bench.experiment import experiments_dir
     src = experiments_dir()
     known = {p.stem: p for p in sorted(src.glob("exp_*.ipynb"))}
     names = list(known) if names is None else [n.removesuffix(".ipynb") for n in names]
@@ -158,7 +158,7 @@ def json_arg(
 # %% ../nbs/90_cli.ipynb #e064fe8e
 def run_evaluate(a:argparse.Namespace) -> int:   # the exit status
     "`fewshot-nb evaluate`: read and check the features, evaluate the methods, write the files, print the table."
-    from fewshot_nb.core import check_out_folder   # first: never '' (the current folder), nor the folder of an input
+    from fewshot_nb.run_folders import check_out_folder   # first: never '' (the current folder), nor the folder of an input
     check_out_folder(a.out, [a.features, a.labels, a.base, a.base_labels, a.val, a.val_labels,
                              *(t for t in (a.method_kwargs, a.tune) if t and t.strip().endswith(".json"))], names=("results.csv", "tasks.csv", "run.json", "complete.json"))
     from fewshot_nb.bench.evaluate import load_feature_sets, evaluate_features, results_table, plot_results
@@ -183,7 +183,7 @@ def _command(sub, name:str, help:str, example:str, **kw) -> argparse.ArgumentPar
 def run_reproduce(a:argparse.Namespace) -> int:   # the exit status: 0 when every chosen experiment is done, 1 otherwise
     "`fewshot-nb reproduce`: the experiments at one preset, then the report; a table of where each stands."
     from fewshot_nb.bench.reproduce import reproduce_papers   # papermill and the sweep engine load only for this command
-    from fewshot_nb.core import check_out_folder; from fewshot_nb.bench.experiment import experiments_dir
+    from fewshot_nb.run_folders import check_out_folder; from fewshot_nb.bench.experiment import experiments_dir
     nbs = {"the folder of the experiment notebooks (--notebooks)": a.notebooks} if a.notebooks is not None else \
           {"the folder of the experiment notebooks (the default of --notebooks)": experiments_dir()}
     check_out_folder(a.out, writes="the reproduction", names=("<experiment>.ipynb", "findings.csv", "report/"), within=nbs)   # never over the notebooks it runs
@@ -327,7 +327,7 @@ def main(argv:list[str]|None=None) -> int:   # the exit status
     argv = sys.argv[1:] if argv is None else list(argv)
     ap = build_parser(data="data" in argv)   # the data group's commands only when asked for: the rest stays light
     a = ap.parse_args(argv)
-    from fewshot_nb.core import terminate_as_interrupt
+    from fewshot_nb.workers import terminate_as_interrupt
     with terminate_as_interrupt(): return _dispatch(ap, a)   # SIGTERM stops a run as Ctrl-C does: its cleanup runs, and the message says what is left
 
 # %% ../nbs/90_cli.ipynb #af1d9f74
@@ -357,7 +357,7 @@ def _aftermath(a, snap:tuple, quiet:bool=False) -> str:
 # %% ../nbs/90_cli.ipynb #d3f3355f
 def _dispatch(ap, a) -> int:   # the exit status
     "Run the command `a` parsed by `ap`, turning every refusal into a message and an exit status."
-    from fewshot_nb.core import FolderBusy
+    from fewshot_nb.run_folders import FolderBusy
     from fewshot_nb.sweep import tidy_on_failure
     if a.group is None: ap.print_help(); return 0
     if a.group not in ("evaluate", "reproduce") and a.cmd is None: ap.groups[a.group].print_help(); return 0
@@ -369,7 +369,7 @@ def _dispatch(ap, a) -> int:   # the exit status
         if a.group == "experiments" and a.cmd == "list":
             print(list_experiments()[["name", "title"]].to_string(index=False))
         elif a.group == "experiments":
-            from fewshot_nb.core import check_out_folder; from fewshot_nb.bench.experiment import experiments_dir
+            from fewshot_nb.run_folders import check_out_folder; from fewshot_nb.bench.experiment import experiments_dir
             check_out_folder(a.dest, sorted(experiments_dir().glob("exp_*.ipynb"))[:1], what="dest", writes="the copies",
                              example="fewshot-nb experiments copy experiments")   # never '' (the current folder), nor the notebooks' own
             with tidy_on_failure(a.dest): written = copy_experiments(a.dest, a.names or None, results=not a.no_results, force=a.force)

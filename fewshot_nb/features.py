@@ -10,7 +10,8 @@ import json, time, hashlib
 from dataclasses import asdict
 from pathlib import Path
 import numpy as np, torch, torch.nn as nn
-from .core import get_device, atomic_write, cache_lock, file_md5, file_sha256, RunRecord, config_hash, progress as _progress, get_logger
+from .core import get_device, atomic_write, file_md5, file_sha256, config_hash, progress as _progress, get_logger
+from .run_folders import cache_lock, RunRecord
 _log = get_logger("fewshot_nb.features")   # feature caches read and written
 from .data.omniglot import load_omniglot, cache_dir as project_cache_dir
 from .data.sources import FeatureSource, check_workers

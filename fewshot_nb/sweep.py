@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import yaml
-from .core import (atomic_write, save_json, save_csv, config_hash, worker_pool, progress as _core_progress, folder_lock, folder_locked, FolderBusy,
-                             file_sha256, run_files, get_logger, terminate_as_interrupt, check_out_folder, inside_folder)
+from .core import atomic_write, save_json, save_csv, config_hash, progress as _core_progress, file_sha256, get_logger
+from .run_folders import folder_lock, folder_locked, FolderBusy, run_files, check_out_folder, inside_folder
+from .workers import worker_pool, terminate_as_interrupt
 from .params import check_value, parameter_comments, parse_constraints
 _log = get_logger("sweep")
 
@@ -309,7 +310,7 @@ def run_point(
     """Run one point with papermill in its folder: `notebook.ipynb` (the executed notebook), `out/` (the run's files),
     then `record.json`, written last and atomically, with the size and SHA-256 of every file of `out/`: a point is
     finished when, and only when, every file matches that record. The point is claimed under the folder's lock
-    (`core.folder_lock`) before its kernel starts: a point another process runs is skipped, never run twice at once.
+    (`run_folders.folder_lock`) before its kernel starts: a point another process runs is skipped, never run twice at once.
     A failed run leaves its `error.json` and executed notebook, and removes its partial `out/`."""
     folder = Path(point["folder"])
     anchor, old = next(p for p in (folder, *folder.parents) if p.exists()), _dirs_under(folder)   # what was there: never removed

@@ -14,7 +14,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 import torch
-from ..core import derive_seed, config_hash, progress, check_out_folder
+from ..core import derive_seed, config_hash, progress
+from ..run_folders import check_out_folder
 from ..metrics import accuracy, check_scores, paired_comparison, summarise, holm
 from ..data.samplers import EpisodeSampler, TaskManifest
 from ..solvers.base import SOLVERS, Solver, make_solver, evaluate

@@ -10,7 +10,8 @@ import contextlib, inspect, itertools, json, math, time
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np, pandas as pd, torch
-from ..core import RunRecord, staged_run, check_memory, check_out_folder, finished_run_problem, save_figure, save_csv, page_fontsize, get_device, array_digest, file_md5, progress
+from ..core import check_memory, save_figure, save_csv, page_fontsize, get_device, array_digest, file_md5, progress
+from ..run_folders import RunRecord, staged_run, check_out_folder, finished_run_problem
 from ..metrics import mean_ci
 from ..data.sources import FeatureSource
 from ..data.feature_files import read_features, read_base, check_compatible, check_magnitude

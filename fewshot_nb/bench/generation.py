@@ -11,7 +11,8 @@ import os, time, json
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 from torch import Tensor
-from ..core import config_hash, get_logger, page_fontsize, worker_pool, keeps_global_rng, available_cpus
+from ..core import config_hash, get_logger, page_fontsize, keeps_global_rng, available_cpus
+from ..workers import worker_pool
 _log = get_logger("fewshot_nb.bench.generation")   # models trained or loaded
 from ..data.omniglot import load_omniglot
 from ..data.splits import weak_split

@@ -522,13 +522,13 @@ def train_bongard_many(
     **kw,             # `train_bongard`'s arguments; `checkpoint_dir` is required when n_jobs > 1
 ) -> dict:            # name -> (trained method, history)
     "Train several methods, `n_jobs` at a time, then load them all from their checkpoints."
-    from fewshot_nb.core import worker_pool
+    from fewshot_nb.workers import worker_pool
     if bad := [n for n in names if n not in BONGARD_METHODS]: raise ValueError(f"unknown methods {bad}; choose from {', '.join(BONGARD_METHODS)}")
     if n_jobs < 1: raise ValueError(f"n_jobs must be >= 1, got {n_jobs}")
     if n_jobs > 1 and len(names) > 1:
         if kw.get("checkpoint_dir") is None: raise ValueError("training in parallel needs checkpoint_dir: the workers hand their models over through it")
         order = sorted(names, key=lambda n: BONGARD_METHODS[n].pretraining is None)         # the pre-training methods first: they take longest
-        with worker_pool(n_jobs) as pool:   # workers that end with this process (core.worker_pool)
+        with worker_pool(n_jobs) as pool:   # workers that end with this process (workers.worker_pool)
             list(pool.map(_train_job, [(n, kw) for n in order]))
     return {n: train_bongard(n, **kw) for n in names}
 

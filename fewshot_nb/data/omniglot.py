@@ -11,7 +11,8 @@ from pathlib import Path
 from dataclasses import dataclass
 import numpy as np, pandas as pd, torch
 from PIL import Image
-from ..core import atomic_write, file_md5, progress, get_logger, page_fontsize, check_out_folder
+from ..core import atomic_write, file_md5, progress, get_logger, page_fontsize
+from ..run_folders import check_out_folder
 _log = get_logger("fewshot_nb.data.omniglot")   # downloads, decoding, the cache
 
 # %% auto #0

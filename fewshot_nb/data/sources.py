@@ -15,7 +15,8 @@ from functools import partial
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 from PIL import Image
-from ..core import atomic_write, worker_pool, seal, check_seal
+from ..core import atomic_write, seal, check_seal
+from ..workers import worker_pool
 
 # %% auto #0
 __all__ = ['encode_labels', 'check_one_group', 'FeatureSource', 'LabelledFiles', 'ImageFolderSource', 'default_workers',
@@ -325,7 +326,7 @@ def decode_pool(
     "A process pool shut down when the block ends, whose workers also end when this process dies."
     workers = check_workers(workers)
     if workers == 0: yield None; return
-    pool = worker_pool(workers, context="fork" if "fork" in mp.get_all_start_methods() else "spawn")   # core.worker_pool: they end with this process
+    pool = worker_pool(workers, context="fork" if "fork" in mp.get_all_start_methods() else "spawn")   # workers.worker_pool: they end with this process
     try: yield pool
     finally: pool.shutdown(wait=True, cancel_futures=True)
 

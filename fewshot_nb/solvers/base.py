@@ -10,7 +10,8 @@ from fastcore.basics import patch
 from dataclasses import dataclass
 import numpy as np, torch
 import torch.nn.functional as F
-from ..core import Registry, check_interrupt
+from ..core import Registry
+from ..workers import check_interrupt
 from ..tasks import TaskTensors, task_tensors, normalize_features, distance_logits, prototypes, NORMS
 from ..data.sources import FeatureSource
 from ..metrics import accuracy, check_scores
