@@ -395,11 +395,11 @@ for _key, _paper, _pre, _build in [("snail", "SNAIL", None, SNAIL), ("protonet",
     BONGARD_METHODS.register(_key, BongardMethod(_paper, _pre, _build))
 
 # %% ../../nbs/bongard/82_baselines.ipynb #cc45f322
-def _trainer(method, source, n_steps, cfg, checkpoint, val=None):
+def _trainer(method, source, n_steps, cfg, checkpoint, val=None, extra=()):
     callbacks = [Validate(val.train_data(), val.tasks(), every=max(1, n_steps // 5))] if val is not None else []
     if checkpoint is not None: callbacks.append(Checkpoint(checkpoint))
     return Trainer(method, source, n_steps, lr=cfg["lr"], optimizer=Optimizer(cfg["optimizer"], weight_decay=cfg["weight_decay"], grad_clip=5.0),
-                   seed=cfg["seed"], device=cfg["device"], progress=cfg["progress"], callbacks=callbacks)
+                   seed=cfg["seed"], device=cfg["device"], progress=cfg["progress"], callbacks=callbacks + list(extra))
 
 @keeps_global_rng
 def train_bongard(
@@ -420,6 +420,7 @@ def train_bongard(
     device:str="cpu",            # 'cpu', 'cuda' or 'auto'
     checkpoint_dir=None,         # folder of the checkpoints (None: none)
     progress:bool|None=None,        # progress bars (default: `core.set_progress` / FEWSHOT_PROGRESS)
+    callbacks:list|None=None,    # more `Callback`s for the meta-training stage (their classes and settings enter the checkpoints' names)
 ) -> tuple[Method, "pd.DataFrame"]: # the trained method (best validated weights) and its training history (accuracies as fractions: train_acc_frac, val_acc_frac, val_ci_frac)
     "Train one of the paper's methods on Bongard problems, with its pre-training if it has one."
     import pandas as pd
@@ -438,6 +439,7 @@ def train_bongard(
     cfg = dict(name=name, epochs=epochs, pretrain_epochs=pretrain_epochs, width=width, out_dim=out_dim, tasks=tasks_per_step, lr=lr,
                optimizer=optimizer, weight_decay=weight_decay, seed=seed, side=side, n_train=len(train), device=device, progress=progress)
     if pretrain_batch is not None: cfg["pretrain_batch"] = pretrain_batch   # only when set: the checkpoints of the default keep their names
+    if callbacks: cfg["callbacks"] = [[type(c).__qualname__, c.config()] for c in callbacks]   # likewise
     ck = (lambda stage: None) if checkpoint_dir is None else \
          (lambda stage: Path(checkpoint_dir)/f"{stage}_{config_hash({k: v for k, v in cfg.items() if k not in ('device', 'progress')})[:10]}.ckpt")
     torch.manual_seed(seed)
@@ -454,7 +456,7 @@ def train_bongard(
     method = make_bongard_method(name, backbone)
     src = EpisodeStream(data, n_way=2, n_shot=N_IMAGES - 1, n_query=1, n_tasks=tasks_per_step, structure="within_group")
     n = max(1, round(epochs * len(train) / tasks_per_step))
-    tr = _trainer(method, src, n, cfg, ck(name), val)
+    tr = _trainer(method, src, n, cfg, ck(name), val, callbacks or ())
     hist.append(tr.fit().assign(stage="meta"))
     frac = {"train_acc": "train_acc_frac", "val_acc": "val_acc_frac", "val_ci": "val_ci_frac"}   # the unit in the name, for save_csv
     return tr.load_best(), pd.concat(hist, ignore_index=True).assign(method=name).rename(columns=frac)
