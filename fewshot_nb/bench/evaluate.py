@@ -73,7 +73,6 @@ def _path_or_source(x, what:str):
     if x is None or isinstance(x, (FeatureSource, str, Path)): return x
     raise TypeError(f"{what} must be a FeatureSource or the path of a features file, got {type(x).__name__}")
 
-# %% ../../nbs/bench/63_evaluate.ipynb #6222cdf3
 def load_feature_sets(
     features,             # test features: a FeatureSource or a features file (any format of `read_features`)
     base=None,            # base-class features: a FeatureSource, a features file, a file of their (d,) mean only, or a (d,) tensor
@@ -150,7 +149,6 @@ def _method_list(methods) -> list[str]:
         raise ValueError(f"unknown method{'s' * (len(unknown) > 1)} {unknown}; the solvers are: {', '.join(sorted(SOLVERS))}")
     return names
 
-# %% ../../nbs/bench/63_evaluate.ipynb #2e086518
 def _per_method(d, what:str, names:list) -> dict:
     if d is None: return {}
     if not isinstance(d, dict) or not all(isinstance(v, dict) for v in d.values()):
@@ -232,7 +230,6 @@ def _int(name:str, v, lo:int) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo: raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
     return int(v)
 
-# %% ../../nbs/bench/63_evaluate.ipynb #320dc217
 def _shots(shots) -> list[int]:
     "The shots as a list of distinct integers >= 1 (from an int, a sequence, or text such as '1,5')."
     bad = ValueError(f"shots must be distinct integers >= 1, e.g. (1, 5) or '1,5', got {shots!r}")
@@ -250,7 +247,6 @@ def _scored(spec:MethodSpec, solver, x, manifest, chunk:int, seed:int, tasks:str
         raise ValueError(f"{spec.name} gave per-task accuracies outside [0, 1] on its {tasks} tasks; the run stops here, before its files are written")
     return acc
 
-# %% ../../nbs/bench/63_evaluate.ipynb #03f11a05
 def evaluate_features(
     features,                 # test features: a features file (.npy, .npz, .pt, .parquet, .csv), a FeatureSource, or a FeatureSets
     methods,                  # solver names: a list, or a comma-separated string ('simpleshot,tim')
