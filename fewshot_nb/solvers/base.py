@@ -60,29 +60,21 @@ class Solver:
         with torch.no_grad(): probs = self.solve(t, gen)
         return torch.where(t.query_mask.unsqueeze(-1), probs, torch.full((), 1 / t.n_way, dtype=probs.dtype, device=probs.device))
 
-# %% ../../nbs/solvers/31_base.ipynb #1ae13b2a
-@patch
-def solve(self:Solver, t:TaskTensors, generator:torch.Generator) -> torch.Tensor:
-    "Query probabilities `(n_tasks, n_query, n_way)` of prepared tasks (implemented by each method)."
-    raise NotImplementedError
+    def solve(self, t:TaskTensors, generator:torch.Generator) -> torch.Tensor:
+        "Query probabilities `(n_tasks, n_query, n_way)` of prepared tasks (implemented by each method)."
+        raise NotImplementedError
 
-# %% ../../nbs/solvers/31_base.ipynb #d10ca039
-@patch
-def hparams(self:Solver) -> dict:
-    "The hyperparameters that set the solver's predictions."
-    return dict(norm=self.norm, tau=self.tau)
+    def hparams(self) -> dict:
+        "The hyperparameters that set the solver's predictions."
+        return dict(norm=self.norm, tau=self.tau)
 
-# %% ../../nbs/solvers/31_base.ipynb #b32df523
-@patch
-def config(self:Solver) -> dict:
-    "Method name, transductive flag and hyperparameters: what a result row records."
-    return dict(method=self.name, transductive=self.transductive, **self.hparams())
+    def config(self) -> dict:
+        "Method name, transductive flag and hyperparameters: what a result row records."
+        return dict(method=self.name, transductive=self.transductive, **self.hparams())
 
-# %% ../../nbs/solvers/31_base.ipynb #66cac9e6
-@patch
-def check_features(self:Solver, feats:torch.Tensor) -> str|None:
-    "What keeps this solver from running on these (n, d) features, as a sentence with the fix, or None: checked before any task."
-    return None
+    def check_features(self, feats:torch.Tensor) -> str|None:
+        "What keeps this solver from running on these (n, d) features, as a sentence with the fix, or None: checked before any task."
+        return None
 
 # %% ../../nbs/solvers/31_base.ipynb #62b4f8ae
 @SOLVERS.register
@@ -114,7 +106,6 @@ def make_solver(
                          f"set name = {name!r} on the class (result rows record it)")
     return cls(**kwargs)
 
-# %% ../../nbs/solvers/31_base.ipynb #e8deea74
 def list_solvers() -> list[str]:
     "The names of the registered solvers, sorted."
     return SOLVERS.names()
