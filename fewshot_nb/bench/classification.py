@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bench/classification.html.md"""
 
 # %% ../../nbs/bench/61_classification.ipynb #93c16afa
 from __future__ import annotations
-from fastcore.basics import patch
 import time
 from dataclasses import dataclass, asdict
 from pathlib import Path

@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bench/discussion.html.md"""
 
 # %% ../../nbs/bench/60b_discussion.ipynb #7afd59a9
 from __future__ import annotations
-from fastcore.basics import patch
 import math, re
 from pathlib import Path
 import pandas as pd

@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/data/sources.html.md"""
 
 # %% ../../nbs/data/12_sources.ipynb #78918144
 from __future__ import annotations
-from fastcore.basics import patch
 import os, time, signal, threading, multiprocessing as mp
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor

@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/data/streams.html.md"""
 
 # %% ../../nbs/data/15_streams.ipynb #a004b7d6
 from __future__ import annotations
-from fastcore.basics import patch
 import numpy as np, torch
 from ..core import derive_seed
 from .samplers import EpisodeSampler

@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/generation/base.html.md"""
 
 # %% ../../nbs/generation/52_base.ipynb #9c1f79dd
 from __future__ import annotations
-from fastcore.basics import patch
 import copy, importlib, inspect, random, tempfile
 from pathlib import Path
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F

@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/generation/dagan.html.md"""
 
 # %% ../../nbs/generation/55_dagan.ipynb #781ff0b3
 from __future__ import annotations
-from fastcore.basics import patch
 import copy
 import torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor

@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/generation/vae_stn.html.md"""
 
 # %% ../../nbs/generation/54_vae_stn.ipynb #c6c46cb7
 from __future__ import annotations
-from fastcore.basics import patch
 import torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
 from .base import GenerativeModel, bernoulli_nll, gaussian_kl, beta_elbo_loss

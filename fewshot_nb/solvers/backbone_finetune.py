@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/solvers/backbone_finetune.html.md"
 
 # %% ../../nbs/solvers/37_backbone_finetune.ipynb #e0552fd3
 from __future__ import annotations
-from fastcore.basics import patch
 import copy
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager

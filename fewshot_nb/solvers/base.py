@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/solvers/base.html.md"""
 
 # %% ../../nbs/solvers/31_base.ipynb #0985a90a
 from __future__ import annotations
-from fastcore.basics import patch
 from dataclasses import dataclass
 import numpy as np, torch
 import torch.nn.functional as F

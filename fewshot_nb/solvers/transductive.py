@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/solvers/transductive.html.md"""
 
 # %% ../../nbs/solvers/33_transductive.ipynb #fb017656
 from __future__ import annotations
-from fastcore.basics import patch
 import torch
 import torch.nn.functional as F
 from ..tasks import TaskTensors, prototypes, normalize_features

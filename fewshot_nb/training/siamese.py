@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/training/siamese.html.md"""
 
 # %% ../../nbs/training/45_siamese.ipynb #ed4e4f74
 from __future__ import annotations
-from fastcore.basics import patch
 import math
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor

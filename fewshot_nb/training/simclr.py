@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/training/simclr.html.md"""
 
 # %% ../../nbs/training/43_simclr.ipynb #e998d98e
 from __future__ import annotations
-from fastcore.basics import patch
 import functools
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
