@@ -19,7 +19,7 @@ __all__ = ['UNIT_SUFFIXES', 'COLUMN_UNITS', 'logger', 'PAGE_WIDTH_PX', 'seed_eve
            'column_unit', 'check_units', 'array_digest', 'file_md5', 'file_sha256', 'config_hash', 'get_logger',
            'verbose', 'set_progress', 'progress_enabled', 'progress', 'available_cpus', 'experiment_setup', 'Registry',
            'figure_fonts', 'page_fontsize', 'check_figure_fonts', 'save_figure', 'UnsafeFileError', 'safe_torch_load',
-           'DamagedFileError', 'content_sha256', 'seal', 'check_seal', 'memory_limit', 'check_memory']
+           'content_sha256', 'DamagedFileError', 'seal', 'check_seal', 'memory_limit', 'check_memory']
 
 # %% ../nbs/00_core.ipynb #7c7137cd
 _INDUCTOR_FLAG = "TORCHINDUCTOR_DETERMINISTIC"   # what torch's compiler reads, once, when it is first imported
@@ -125,7 +125,6 @@ def _umask() -> int:
     m = os.umask(0o022); os.umask(m)
     return m
 
-# %% ../nbs/00_core.ipynb #81e3f288
 @contextlib.contextmanager
 def atomic_write(
     path:str|Path,  # final destination
@@ -152,7 +151,6 @@ def _jsonable(o):
     if isinstance(o, (set, tuple)): return list(o)
     raise TypeError(f"object of type {type(o).__name__} is not JSON serialisable")
 
-# %% ../nbs/00_core.ipynb #339fc516
 def save_json(obj, path:str|Path) -> Path:
     "Write `obj` as indented JSON to `path` atomically (NumPy scalars and arrays, paths and sets allowed)."
     with atomic_write(path) as tmp: tmp.write_text(json.dumps(obj, indent=2, default=_jsonable) + "\n")
@@ -218,18 +216,17 @@ def check_units(
                          f"({', '.join(UNIT_SUFFIXES)}; e.g. acc_frac for [0, 1], acc_pct for percent), add a `unit` "
                          f"column, or declare them: save_csv(df, path, units={{{missing[0]!r}: 'what it holds'}})")
 
-# %% ../nbs/00_core.ipynb #6516e3d7
-def array_digest(*arrays:np.ndarray) -> str:
-    "SHA-256 hex digest of the dtype, shape and bytes of each array, in order."
-    h = hashlib.sha256()
-    for a in arrays: _hash_array(h, a)
-    return h.hexdigest()
-
 # %% ../nbs/00_core.ipynb #2e6a2ad8
 def _hash_array(h, a:np.ndarray, tag:str="") -> None:
     "Feed an array's dtype, shape and bytes to the `hashlib` object `h` (`array_digest`; `content_sha256`, tagged)."
     a = np.ascontiguousarray(a)
     h.update(f"{tag}{a.dtype.str}{a.shape}".encode()); h.update(a.tobytes())
+
+def array_digest(*arrays:np.ndarray) -> str:
+    "SHA-256 hex digest of the dtype, shape and bytes of each array, in order."
+    h = hashlib.sha256()
+    for a in arrays: _hash_array(h, a)
+    return h.hexdigest()
 
 # %% ../nbs/00_core.ipynb #b64a0880
 def _file_hash(path:str|Path, h, chunk:int=1<<20) -> str:
@@ -238,12 +235,10 @@ def _file_hash(path:str|Path, h, chunk:int=1<<20) -> str:
         for b in iter(lambda: f.read(chunk), b""): h.update(b)
     return h.hexdigest()
 
-# %% ../nbs/00_core.ipynb #68e6ad03
 def file_md5(path:str|Path, chunk:int=1<<20) -> str:
     "MD5 hex digest of a file, read in chunks."
     return _file_hash(path, hashlib.md5(), chunk)
 
-# %% ../nbs/00_core.ipynb #72ac8391
 def file_sha256(path:str|Path, chunk:int=1<<20) -> str:
     "SHA-256 hex digest of a file's bytes, read in chunks."
     return _file_hash(path, hashlib.sha256(), chunk)
@@ -275,7 +270,6 @@ class _StderrHandler(logging.Handler):
         try: sys.stderr.write(self.format(record) + "\n"); sys.stderr.flush()
         except Exception: self.handleError(record)
 
-# %% ../nbs/00_core.ipynb #a9a7af67
 def verbose(
     level:int|str|bool="INFO",  # lowest level shown ('DEBUG', 'INFO', 'WARNING'...); False: stop showing
 ) -> logging.Logger:            # the `'fewshot_nb'` logger
@@ -301,7 +295,6 @@ def set_progress(
     global _progress_switch
     _progress_switch = None if on is None else bool(on)
 
-# %% ../nbs/00_core.ipynb #9dbcc494
 def progress_enabled(
     show:bool|None=None,  # a call's own choice, which wins when given
 ) -> bool:
@@ -342,7 +335,6 @@ def _inline_png():
         set_matplotlib_formats("png")
     except ImportError: pass
 
-# %% ../nbs/00_core.ipynb #6e211ba5
 def experiment_setup(
     threads:int|None=None,   # torch intra-op threads (default: OMP_NUM_THREADS if set, else `available_cpus()`)
     progress:bool|None=None, # progress bars (default: on, unless FEWSHOT_PROGRESS=0)
@@ -366,7 +358,7 @@ def experiment_setup(
     logger.info(f"experiment setup: {int(threads)} torch thread(s), progress {'on' if progress else 'off'}")
     return int(threads)
 
-# %% ../nbs/00_core.ipynb #e96ec3af
+# %% ../nbs/00_core.ipynb #f6c5937a
 class Registry:
     "Named factories (classes or functions) of one kind of component: `register` them, `make` one, list their `names`."
     def __init__(self,
@@ -381,13 +373,54 @@ class Registry:
     def __len__(self): return len(self._items)
     def __getitem__(self, name): return self.get(name)
     def __repr__(self): return f"Registry({self.kind!r}: {', '.join(self.names())})"
+    def register(self,
+                 name:str|None=None,   # the entry's name (default: the object's `name` attribute, else its lower-cased `__name__`)
+                 obj=None,             # the factory, or an import path 'module:attribute' (then nothing is imported until used)
+                ):
+        "Register `obj` under `name`; without `obj`, a decorator that registers what it decorates and returns it unchanged."
+        if obj is None and callable(name) and not isinstance(name, str): name, obj = None, name   # bare @REGISTRY.register
+        def add(o):
+            key = name if name is not None else getattr(o, "name", None) if isinstance(getattr(o, "name", None), str) else getattr(o, "__name__", "").lower()
+            if not isinstance(key, str) or not key or key != key.strip() or " " in key:
+                raise ValueError(f"a {self.kind} name must be a non-empty string without spaces, got {key!r}")
+            if not (isinstance(o, str) and ":" in o) and not callable(o):
+                raise TypeError(f"a {self.kind} must be a class, a function or an import path 'module:attribute', got {o!r}")
+            old = self._items.get(key)
+            if old is not None and old is not o and not _same_definition(old, o):
+                raise ValueError(f"{self.kind} name {key!r} is taken by {_qualname(old)}: register {_qualname(o)} under another name")
+            self._items[key] = o
+            return o
+        return add if obj is None else add(obj)
+    def get(self, name:str):
+        "The factory registered under `name` (imported first if it was registered lazily); ValueError if unknown."
+        if name not in self._items:
+            import difflib
+            close = difflib.get_close_matches(str(name), list(self._items), n=1)
+            raise ValueError(f"unknown {self.kind} {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+                             + f"; known {self.plural}: {', '.join(self.names()) or 'none'}" + (f". {self.hint}" if self.hint else ""))
+        o = self._items[name]
+        if isinstance(o, str):
+            mod, _, attr = o.partition(":")
+            o = self._items[name] = getattr(importlib.import_module(mod), attr)
+        return o
+    def make(self, name:str, **kwargs):
+        "Build the component `name` with `kwargs`."
+        return self.get(name)(**kwargs)
+    def names(self) -> list[str]:
+        "The registered names, sorted."
+        return sorted(self._items)
+    def keys(self) -> list[str]:
+        "The registered names, sorted (as a dict's keys)."
+        return self.names()
+    def items(self) -> list[tuple]:
+        "(name, factory) pairs, sorted by name; lazy entries are imported."
+        return [(k, self.get(k)) for k in self.names()]
 
 # %% ../nbs/00_core.ipynb #af44d052
 def _qualname(o) -> str:
     "`module.qualname` of a registered object (or the import path of a lazy entry)."
     return o.replace(":", ".") if isinstance(o, str) else f"{getattr(o, '__module__', '?')}.{getattr(o, '__qualname__', repr(o))}"
 
-# %% ../nbs/00_core.ipynb #373820a1
 def _same_definition(a, b) -> bool:
     "One definition: the same qualified name, or the same name where one of the two is defined in `__main__` (a notebook defining what it exports)."
     qa, qb = _qualname(a), _qualname(b)
@@ -395,66 +428,6 @@ def _same_definition(a, b) -> bool:
     for x, y in ((qa, qb), (qb, qa)):
         if x.startswith("__main__.") and not y.startswith("__main__.") and y.endswith("." + x.removeprefix("__main__.")): return True
     return False
-
-# %% ../nbs/00_core.ipynb #30f784c3
-@patch
-def register(self:Registry,
-             name:str|None=None,   # the entry's name (default: the object's `name` attribute, else its lower-cased `__name__`)
-             obj=None,             # the factory, or an import path 'module:attribute' (then nothing is imported until used)
-            ):
-    "Register `obj` under `name`; without `obj`, a decorator that registers what it decorates and returns it unchanged."
-    if obj is None and callable(name) and not isinstance(name, str): name, obj = None, name   # bare @REGISTRY.register
-    def add(o):
-        key = name if name is not None else getattr(o, "name", None) if isinstance(getattr(o, "name", None), str) else getattr(o, "__name__", "").lower()
-        if not isinstance(key, str) or not key or key != key.strip() or " " in key:
-            raise ValueError(f"a {self.kind} name must be a non-empty string without spaces, got {key!r}")
-        if not (isinstance(o, str) and ":" in o) and not callable(o):
-            raise TypeError(f"a {self.kind} must be a class, a function or an import path 'module:attribute', got {o!r}")
-        old = self._items.get(key)
-        if old is not None and old is not o and not _same_definition(old, o):
-            raise ValueError(f"{self.kind} name {key!r} is taken by {_qualname(old)}: register {_qualname(o)} under another name")
-        self._items[key] = o
-        return o
-    return add if obj is None else add(obj)
-
-# %% ../nbs/00_core.ipynb #445f9e1d
-@patch
-def get(self:Registry, name:str):
-    "The factory registered under `name` (imported first if it was registered lazily); ValueError if unknown."
-    if name not in self._items:
-        import difflib
-        close = difflib.get_close_matches(str(name), list(self._items), n=1)
-        raise ValueError(f"unknown {self.kind} {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
-                         + f"; known {self.plural}: {', '.join(self.names()) or 'none'}" + (f". {self.hint}" if self.hint else ""))
-    o = self._items[name]
-    if isinstance(o, str):
-        mod, _, attr = o.partition(":")
-        o = self._items[name] = getattr(importlib.import_module(mod), attr)
-    return o
-
-# %% ../nbs/00_core.ipynb #d05c4b37
-@patch
-def make(self:Registry, name:str, **kwargs):
-    "Build the component `name` with `kwargs`."
-    return self.get(name)(**kwargs)
-
-# %% ../nbs/00_core.ipynb #0d6829b0
-@patch
-def names(self:Registry) -> list[str]:
-    "The registered names, sorted."
-    return sorted(self._items)
-
-# %% ../nbs/00_core.ipynb #8e5bc33e
-@patch
-def keys(self:Registry) -> list[str]:
-    "The registered names, sorted (as a dict's keys)."
-    return self.names()
-
-# %% ../nbs/00_core.ipynb #98d2959e
-@patch
-def items(self:Registry) -> list[tuple]:
-    "(name, factory) pairs, sorted by name; lazy entries are imported."
-    return [(k, self.get(k)) for k in self.names()]
 
 # %% ../nbs/00_core.ipynb #a79556b5
 PAGE_WIDTH_PX = 800   # the width of a docs page's text column, in CSS pixels (Quarto's default body width)
@@ -529,7 +502,6 @@ def _resolve(name:str):
     mod, _, attr = name.rpartition(".")
     return getattr(importlib.import_module(mod), attr)
 
-# %% ../nbs/00_core.ipynb #0afac9e7
 def safe_torch_load(
     path:str|Path,          # a file written by `torch.save`
     map_location="cpu",     # where tensors go
@@ -550,10 +522,6 @@ def safe_torch_load(
     with torch.serialization.safe_globals([_resolve(n) for n in names] + dtypes):
         return torch.load(path, map_location=map_location, weights_only=True)
 
-# %% ../nbs/00_core.ipynb #d173a69a
-class DamagedFileError(ValueError):
-    "A file parses, but its contents no longer match the SHA-256 recorded when it was written."
-
 # %% ../nbs/00_core.ipynb #1af685a1
 def _digest(obj, h) -> None:
     if isinstance(obj, torch.Tensor):
@@ -569,11 +537,14 @@ def _digest(obj, h) -> None:
     elif obj is None or isinstance(obj, (bool, int, float, str, bytes, np.generic)): h.update(f"S{type(obj).__name__}{obj!r}".encode())
     else: raise TypeError(f"cannot digest a {type(obj).__name__}: seal tensors, arrays and plain data (dicts, lists, numbers, strings)")
 
-# %% ../nbs/00_core.ipynb #1f26bddf
 def content_sha256(obj) -> str:
     "SHA-256 of nested tensors, arrays and plain data: equal contents, equal digest (dict keys in sorted order)."
     h = hashlib.sha256(); _digest(obj, h)
     return h.hexdigest()
+
+# %% ../nbs/00_core.ipynb #d173a69a
+class DamagedFileError(ValueError):
+    "A file parses, but its contents no longer match the SHA-256 recorded when it was written."
 
 # %% ../nbs/00_core.ipynb #6ad3a178
 def seal(d:dict) -> dict:
@@ -581,7 +552,6 @@ def seal(d:dict) -> dict:
     body = {k: v for k, v in d.items() if k != "sha256"}
     return body | dict(sha256=content_sha256(body))
 
-# %% ../nbs/00_core.ipynb #6b3eb277
 def check_seal(
     d:dict,                 # a loaded dict, sealed by `seal` (or written before seals: then not checked)
     path:str|Path,          # the file it came from, for the message

@@ -27,7 +27,6 @@ def _git(path:Path, *args:str) -> str|None:
         return r.stdout.strip() if r.returncode == 0 else None
     except (OSError, subprocess.SubprocessError): return None
 
-# %% ../nbs/02_run_folders.ipynb #c1cf9085
 def _git_state(path:Path) -> tuple[str|None, bool|None]:
     "Commit hash of the repository containing `path` and whether its tracked files have changes."
     commit = _git(path, "rev-parse", "HEAD")
@@ -48,7 +47,6 @@ def _names_fewshot_nb(pyproject:Path) -> bool:
         return re.search(r'^\s*(name|lib_path)\s*=\s*["\']fewshot_nb["\']', text, re.M) is not None
     except ValueError: return False
 
-# %% ../nbs/02_run_folders.ipynb #891195bd
 def source_checkout(
     package_dir:str|Path, # folder of the fewshot_nb package, as imported
 ) -> Path|None:           # top level of the git checkout whose library folder it is, or None
@@ -74,7 +72,6 @@ def _package_dir() -> Path:
     "The folder of the fewshot_nb package that is imported."
     return Path(importlib.util.find_spec("fewshot_nb").origin).resolve().parent
 
-# %% ../nbs/02_run_folders.ipynb #af81f932
 @dataclass
 class RunRecord:
     "What a result needs to be rerun and audited: parameters, seed, versions, code commit and device."
@@ -125,7 +122,6 @@ _log = get_logger("core")   # waits for another process's lock
 _held = threading.local()   # the lock files each thread holds: `cache_lock` is re-entrant within a thread
 _NO_FLOCK = (errno.ENOSYS, errno.ENOLCK, errno.EOPNOTSUPP)   # what a file system without flock answers
 
-# %% ../nbs/02_run_folders.ipynb #881630d2
 def _acquire(lock:FileLock, path:Path, timeout:float|None) -> bool:
     "Take `lock`, waiting (logged at INFO) while another process holds it; False where the file system has no flock."
     try:
@@ -144,7 +140,6 @@ def _acquire(lock:FileLock, path:Path, timeout:float|None) -> bool:
                      f"so two processes may both build {path.name}")
         return False
 
-# %% ../nbs/02_run_folders.ipynb #9ef1e53e
 @contextlib.contextmanager
 def cache_lock(
     path:str|Path,            # the entry the lock guards (a file or a folder); the lock is the file `<path>.lock` beside it
@@ -176,7 +171,6 @@ def cache_lock(
 # %% ../nbs/02_run_folders.ipynb #9cf59eb6
 COMPLETE = "complete.json"   # a finished run's record of its files: written last, so its presence means the run ended
 
-# %% ../nbs/02_run_folders.ipynb #ced28c6a
 def run_files(folder:str|Path) -> list[str]:
     "The files of a run in `folder` (POSIX paths relative to it), sorted: every regular file, dot-names included, but the completion record, the folder's `.lock` and the staging folders of `staged_run`."
     folder = Path(folder)
@@ -251,7 +245,6 @@ def _missing_dirs(folder:Path) -> list:
     "`folder` and its parents that do not exist yet, deepest first: what making `folder` would create."
     return [p for p in (folder, *folder.parents) if not p.exists()]
 
-# %% ../nbs/02_run_folders.ipynb #1476b004
 def _holder(lock_path:Path) -> str:
     "Who holds a folder lock, as its file says it."
     try: h = json.loads(lock_path.read_text() or "{}")
@@ -259,7 +252,6 @@ def _holder(lock_path:Path) -> str:
     if not h: return "another process"
     return f"process {h.get('pid')} on {h.get('host')} ({h.get('command') or 'no command recorded'}), since {h.get('started')}"
 
-# %% ../nbs/02_run_folders.ipynb #3e7a67a0
 def _open_lock(path:Path) -> int:
     "A descriptor of the lock file `path` (made if missing), opened for writing only if it is a regular file, never through a link."
     import stat
@@ -274,7 +266,6 @@ def _open_lock(path:Path) -> int:
         raise FileExistsError(f"{path} is {kind()}, not the lock file fewshot_nb makes: nothing is written to it; remove it, then run again")
     return fd
 
-# %% ../nbs/02_run_folders.ipynb #077a39fd
 @contextlib.contextmanager
 def folder_lock(
     folder:str|Path,     # the folder to write (created if needed)
@@ -384,7 +375,6 @@ def _clear_staging(out:Path) -> list[str]:
     if gone: _log.info(f"{out}: removed {', '.join(gone)}, left by runs that died before they finished")
     return gone
 
-# %% ../nbs/02_run_folders.ipynb #22b2fd5b
 @contextlib.contextmanager
 def staged_run(
     out:str|Path,          # the folder the run's files go to

@@ -32,7 +32,6 @@ def _init_pool_worker(parent:int, initializer, initargs:tuple):
     exit_with_parent(parent)
     if initializer is not None: initializer(*initargs)
 
-# %% ../nbs/03_workers.ipynb #1f6af1e7
 class _Pool(ProcessPoolExecutor):
     "A process pool that, left by an exception (Ctrl-C included), ends its workers at once instead of waiting for their work."
     def __exit__(self, exc_type, exc, tb):
@@ -53,7 +52,6 @@ class _Pool(ProcessPoolExecutor):
                 if p.is_alive(): p.kill()
         self.shutdown(wait=False, cancel_futures=True)
 
-# %% ../nbs/03_workers.ipynb #f3324111
 def worker_pool(
     n:int,                  # worker processes
     context:str="spawn",    # multiprocessing start method ('spawn': a fresh interpreter, safe with torch's threads)
