@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/core.html.md"""
 
 # %% ../nbs/00_core.ipynb #fac9fd2c
 from __future__ import annotations
-from fastcore.basics import patch
 import os, re, sys, json, logging, random, tempfile, hashlib, contextlib, functools, importlib.util
 from pathlib import Path
 from typing import Any, Iterator
