@@ -17,7 +17,7 @@ from ..core import derive_seed, config_hash, progress
 from ..run_folders import check_out_folder
 from ..metrics import accuracy, check_scores, paired_comparison, summarise, holm
 from ..data.samplers import EpisodeSampler, TaskManifest
-from ..solvers.base import SOLVERS, Solver, make_solver, evaluate
+from ..solvers.base import SOLVERS, Solver, make_solver, evaluate_solver
 from ..solvers.baselines import pixel_nn_scores, mhd_scores
 
 # %% auto #0
@@ -97,7 +97,7 @@ def solver_scorer(
 ) -> Scorer:
     "Per-task accuracy of a solver on a manifest over a `FeatureSource`."
     s = make_solver(solver, **kw) if isinstance(solver, str) else solver
-    def score(manifest:TaskManifest, data) -> np.ndarray: return evaluate(s, data, manifest, chunk=chunk, device=device, seed=seed)
+    def score(manifest:TaskManifest, data) -> np.ndarray: return evaluate_solver(s, data, manifest, chunk=chunk, device=device, seed=seed)
     score.solver = s
     return score
 

@@ -16,7 +16,7 @@ from ..metrics import mean_ci
 from ..data.sources import FeatureSource
 from ..data.feature_files import read_features, read_base, check_compatible, check_magnitude
 from ..data.samplers import TaskManifest, data_fingerprint
-from ..solvers import SOLVERS, Solver, make_solver, evaluate   # the package registers every solver
+from ..solvers import SOLVERS, Solver, make_solver, evaluate_solver   # the package registers every solver
 from ..solvers.amortised import MetaSolver
 from .classification import TaskSetting, setting_seed
 
@@ -241,7 +241,7 @@ def _shots(shots) -> list[int]:
 # %% ../../nbs/bench/63_evaluate.ipynb #b10fe6e9
 def _scored(spec:MethodSpec, solver, x, manifest, chunk:int, seed:int, tasks:str) -> np.ndarray:
     "Per-task accuracy of one method on one manifest; scores that are NaN, inf or all ties refused, naming the method and the tasks."
-    try: acc = evaluate(solver, x, manifest, chunk=chunk, seed=seed)   # `check_scores` refuses them, naming the solver
+    try: acc = evaluate_solver(solver, x, manifest, chunk=chunk, seed=seed)   # `check_scores` refuses them, naming the solver
     except ValueError as e: raise ValueError(f"{e} (on its {tasks} tasks); the run stops here, before its files are written") from None
     if not (np.isfinite(acc) & (acc >= 0) & (acc <= 1)).all():
         raise ValueError(f"{spec.name} gave per-task accuracies outside [0, 1] on its {tasks} tasks; the run stops here, before its files are written")

@@ -17,7 +17,7 @@ from ..metrics import accuracy, check_scores
 
 # %% auto #0
 __all__ = ['SOLVERS', 'Solver', 'ProtoNet', 'SimpleShot', 'make_solver', 'list_solvers', 'synthetic_features', 'solve_batch',
-           'evaluate', 'random_tasks', 'check_solver']
+           'evaluate_solver', 'random_tasks', 'check_solver']
 
 # %% ../../nbs/solvers/31_base.ipynb #afb2032b
 SOLVERS = Registry("solver", hint="register your own with @SOLVERS.register on a Solver subclass "
@@ -153,7 +153,7 @@ def solve_batch(
     return torch.cat([F.pad(o, (0, 0, 0, width - o.shape[1]), value=1 / batch.n_way) for o in out])
 
 # %% ../../nbs/solvers/31_base.ipynb #7ee2b585
-def evaluate(solver:Solver, feats, batch, chunk:int=1000, device=None, seed:int=0) -> np.ndarray:
+def evaluate_solver(solver:Solver, feats, batch, chunk:int=1000, device=None, seed:int=0) -> np.ndarray:
     "Accuracy of `solver` on each task of `batch`, `(n_tasks,)`; scores that are NaN, inf or all ties refused (`check_scores`), naming the solver."
     b = getattr(batch, "batch", batch)
     probs = solve_batch(solver, feats, b, chunk, device, seed)
