@@ -40,7 +40,7 @@ def copy_experiments(
     force:bool=False,            # overwrite files that exist in `dest`
 ) -> list[Path]:                 # the files written
     "Copy the experiment notebooks (and their stored results) into `dest`, refusing to overwrite unless `force`; all of them or, when it fails, none."
-    from fewshot_nb.core import check_out_folder, folder_lock, inside_folder; from fewshot_nb.bench.experiment import experiments_dir
+    from fewshot_nb.run_folders import check_out_folder, folder_lock, inside_folder; from fewshot_nb.bench.experiment import experiments_dir
     src = experiments_dir()
     known = {p.stem: p for p in sorted(src.glob("exp_*.ipynb"))}
     names = list(known) if names is None else [n.removesuffix(".ipynb") for n in names]
@@ -158,7 +158,7 @@ def json_arg(
 # %% ../nbs/90_cli.ipynb #e064fe8e
 def run_evaluate(a:argparse.Namespace) -> int:   # the exit status
     "`fewshot-nb evaluate`: read and check the features, evaluate the methods, write the files, print the table."
-    from fewshot_nb.core import check_out_folder   # first: never '' (the current folder), nor the folder of an input
+    from fewshot_nb.run_folders import check_out_folder   # first: never '' (the current folder), nor the folder of an input
     check_out_folder(a.out, [a.features, a.labels, a.base, a.base_labels, a.val, a.val_labels,
                              *(t for t in (a.method_kwargs, a.tune) if t and t.strip().endswith(".json"))], names=("results.csv", "tasks.csv", "run.json", "complete.json"))
     from fewshot_nb.bench.evaluate import load_feature_sets, evaluate_features, results_table, plot_results
@@ -179,11 +179,29 @@ def _command(sub, name:str, help:str, example:str, **kw) -> argparse.ArgumentPar
     return sub.add_parser(name, help=help.replace("%", "%%"), description=help[0].upper() + help[1:] + ".", epilog="example:\n  " + example,
                           formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
 
+# %% ../nbs/90_cli.ipynb #f6865271
+def _count(lo:int, what:str|None=None):
+    "An argparse type: a whole number >= `lo` (a count, a size, a seed), else a usage error (exit 2) saying what the flag takes."
+    say = f" ({what})" if what else ""
+    def parse(text:str) -> int:
+        try: v = int(text)
+        except ValueError: raise argparse.ArgumentTypeError(f"must be a whole number >= {lo}{say}, got {text!r}") from None
+        if v < lo: raise argparse.ArgumentTypeError(f"must be >= {lo}{say}, got {v}")
+        return v
+    return parse
+
+def _positive(text:str) -> float:
+    "An argparse type: a finite number > 0 (nan, inf, 0 and negatives are usage errors, exit 2)."
+    try: v = float(text)
+    except ValueError: raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}") from None
+    if not (v > 0 and math.isfinite(v)): raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return v
+
 # %% ../nbs/90_cli.ipynb #3592b810
 def run_reproduce(a:argparse.Namespace) -> int:   # the exit status: 0 when every chosen experiment is done, 1 otherwise
     "`fewshot-nb reproduce`: the experiments at one preset, then the report; a table of where each stands."
     from fewshot_nb.bench.reproduce import reproduce_papers   # papermill and the sweep engine load only for this command
-    from fewshot_nb.core import check_out_folder; from fewshot_nb.bench.experiment import experiments_dir
+    from fewshot_nb.run_folders import check_out_folder; from fewshot_nb.bench.experiment import experiments_dir
     nbs = {"the folder of the experiment notebooks (--notebooks)": a.notebooks} if a.notebooks is not None else \
           {"the folder of the experiment notebooks (the default of --notebooks)": experiments_dir()}
     check_out_folder(a.out, writes="the reproduction", names=("<experiment>.ipynb", "findings.csv", "report/"), within=nbs)   # never over the notebooks it runs
@@ -205,24 +223,6 @@ def run_reproduce(a:argparse.Namespace) -> int:   # the exit status: 0 when ever
     elif (Path(a.out)/"report"/"index.html").is_file():
         print(f"report: {Path(a.out)/'report'/'index.html'} and {Path(a.out)/'report'/'README.md'}; findings: {Path(a.out)/'findings.csv'}")
     return 0 if a.plan or (t.state == "done").all() else 1
-
-# %% ../nbs/90_cli.ipynb #f6865271
-def _count(lo:int, what:str|None=None):
-    "An argparse type: a whole number >= `lo` (a count, a size, a seed), else a usage error (exit 2) saying what the flag takes."
-    say = f" ({what})" if what else ""
-    def parse(text:str) -> int:
-        try: v = int(text)
-        except ValueError: raise argparse.ArgumentTypeError(f"must be a whole number >= {lo}{say}, got {text!r}") from None
-        if v < lo: raise argparse.ArgumentTypeError(f"must be >= {lo}{say}, got {v}")
-        return v
-    return parse
-
-def _positive(text:str) -> float:
-    "An argparse type: a finite number > 0 (nan, inf, 0 and negatives are usage errors, exit 2)."
-    try: v = float(text)
-    except ValueError: raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}") from None
-    if not (v > 0 and math.isfinite(v)): raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
-    return v
 
 # %% ../nbs/90_cli.ipynb #849206cd
 def build_parser(
@@ -321,15 +321,6 @@ def _cli_words(msg:str) -> str:
     msg = re.sub(r"method_kwargs=(\{.*?\}\})", lambda m: "--method-kwargs '" + m.group(1).replace("'", '"') + "'", msg)
     return msg
 
-# %% ../nbs/90_cli.ipynb #fe9cc5db
-def main(argv:list[str]|None=None) -> int:   # the exit status
-    "The `fewshot-nb` command: `evaluate`, `reproduce`, `experiments list|copy`, `data where|fetch|verify`; alone, its help."
-    argv = sys.argv[1:] if argv is None else list(argv)
-    ap = build_parser(data="data" in argv)   # the data group's commands only when asked for: the rest stays light
-    a = ap.parse_args(argv)
-    from fewshot_nb.core import terminate_as_interrupt
-    with terminate_as_interrupt(): return _dispatch(ap, a)   # SIGTERM stops a run as Ctrl-C does: its cleanup runs, and the message says what is left
-
 # %% ../nbs/90_cli.ipynb #af1d9f74
 def _snapshot(a) -> tuple:
     "The folder the command `a` writes (evaluate's --out, experiments copy's DEST, or None), whether it exists and its entries now."
@@ -354,10 +345,10 @@ def _aftermath(a, snap:tuple, quiet:bool=False) -> str:
     if quiet: return ""
     return f"nothing of it was kept in {d}" + (" (nor the folder, which it had made)" if not existed and not d.exists() else "")
 
-# %% ../nbs/90_cli.ipynb #d3f3355f
+# %% ../nbs/90_cli.ipynb #f16e7cdd
 def _dispatch(ap, a) -> int:   # the exit status
     "Run the command `a` parsed by `ap`, turning every refusal into a message and an exit status."
-    from fewshot_nb.core import FolderBusy
+    from fewshot_nb.run_folders import FolderBusy
     from fewshot_nb.sweep import tidy_on_failure
     if a.group is None: ap.print_help(); return 0
     if a.group not in ("evaluate", "reproduce") and a.cmd is None: ap.groups[a.group].print_help(); return 0
@@ -369,7 +360,7 @@ def _dispatch(ap, a) -> int:   # the exit status
         if a.group == "experiments" and a.cmd == "list":
             print(list_experiments()[["name", "title"]].to_string(index=False))
         elif a.group == "experiments":
-            from fewshot_nb.core import check_out_folder; from fewshot_nb.bench.experiment import experiments_dir
+            from fewshot_nb.run_folders import check_out_folder; from fewshot_nb.bench.experiment import experiments_dir
             check_out_folder(a.dest, sorted(experiments_dir().glob("exp_*.ipynb"))[:1], what="dest", writes="the copies",
                              example="fewshot-nb experiments copy experiments")   # never '' (the current folder), nor the notebooks' own
             with tidy_on_failure(a.dest): written = copy_experiments(a.dest, a.names or None, results=not a.no_results, force=a.force)
@@ -403,3 +394,11 @@ def _dispatch(ap, a) -> int:   # the exit status
         where = f" ({e.filename})" if getattr(e, "filename", None) else ""
         print(f"fewshot-nb: the system refused{where}: {e.strerror or e}; {_aftermath(a, snap)}", file=sys.stderr); return 1
     return 0
+
+def main(argv:list[str]|None=None) -> int:   # the exit status
+    "The `fewshot-nb` command: `evaluate`, `reproduce`, `experiments list|copy`, `data where|fetch|verify`; alone, its help."
+    argv = sys.argv[1:] if argv is None else list(argv)
+    ap = build_parser(data="data" in argv)   # the data group's commands only when asked for: the rest stays light
+    a = ap.parse_args(argv)
+    from fewshot_nb.workers import terminate_as_interrupt
+    with terminate_as_interrupt(): return _dispatch(ap, a)   # SIGTERM stops a run as Ctrl-C does: its cleanup runs, and the message says what is left

@@ -1,4 +1,4 @@
-"""Seeds, devices, atomic file writes and the run record every experiment saves next to its results
+"""Seeds, devices, atomic file writes, units, hashes, logging and registries: what every other module builds on
 
 Docs: https://fewshot-nb.github.io/fewshot_nb/core.html.md"""
 
@@ -6,28 +6,19 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/core.html.md"""
 
 # %% ../nbs/00_core.ipynb #fac9fd2c
 from __future__ import annotations
-from fastcore.basics import patch
-import os, re, sys, json, errno, logging, random, platform, tempfile, hashlib, subprocess, contextlib, datetime, functools, importlib.util
-import shutil, signal, threading, time, multiprocessing as mp
-from concurrent.futures import ProcessPoolExecutor
+import os, re, sys, json, logging, random, tempfile, hashlib, contextlib, functools, importlib.util
 from pathlib import Path
-from filelock import FileLock, Timeout
-from dataclasses import dataclass, field, asdict
 from typing import Any, Iterator
 import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['UNIT_SUFFIXES', 'COLUMN_UNITS', 'logger', 'PAGE_WIDTH_PX', 'COMPLETE', 'seed_everything', 'keeps_global_rng',
-           'as_rng', 'derive_seed', 'check_int', 'get_device', 'to_tensor', 'atomic_write', 'save_json', 'save_csv',
-           'column_unit', 'check_units', 'array_digest', 'file_md5', 'config_hash', 'source_checkout',
-           'package_versions', 'RunRecord', 'get_logger', 'verbose', 'set_progress', 'progress_enabled', 'progress',
-           'available_cpus', 'experiment_setup', 'Registry', 'figure_fonts', 'page_fontsize', 'check_figure_fonts',
-           'save_figure', 'exit_with_parent', 'worker_pool', 'terminate_as_interrupt', 'check_interrupt', 'cache_lock',
-           'file_sha256', 'run_files', 'inside_folder', 'write_completion', 'check_completion', 'FolderBusy',
-           'folder_lock', 'folder_locked', 'finished_run_problem', 'check_out_folder', 'staged_run', 'UnsafeFileError',
-           'safe_torch_load', 'DamagedFileError', 'content_sha256', 'seal', 'check_seal', 'memory_limit',
-           'check_memory']
+__all__ = ['UNIT_SUFFIXES', 'COLUMN_UNITS', 'logger', 'PAGE_WIDTH_PX', 'seed_everything', 'keeps_global_rng', 'as_rng',
+           'derive_seed', 'check_int', 'get_device', 'to_tensor', 'atomic_write', 'save_json', 'save_csv',
+           'column_unit', 'check_units', 'array_digest', 'file_md5', 'file_sha256', 'config_hash', 'get_logger',
+           'verbose', 'set_progress', 'progress_enabled', 'progress', 'available_cpus', 'experiment_setup', 'Registry',
+           'figure_fonts', 'page_fontsize', 'check_figure_fonts', 'save_figure', 'UnsafeFileError', 'safe_torch_load',
+           'content_sha256', 'DamagedFileError', 'seal', 'check_seal', 'memory_limit', 'check_memory']
 
 # %% ../nbs/00_core.ipynb #7c7137cd
 _INDUCTOR_FLAG = "TORCHINDUCTOR_DETERMINISTIC"   # what torch's compiler reads, once, when it is first imported
@@ -133,7 +124,6 @@ def _umask() -> int:
     m = os.umask(0o022); os.umask(m)
     return m
 
-# %% ../nbs/00_core.ipynb #81e3f288
 @contextlib.contextmanager
 def atomic_write(
     path:str|Path,  # final destination
@@ -160,7 +150,6 @@ def _jsonable(o):
     if isinstance(o, (set, tuple)): return list(o)
     raise TypeError(f"object of type {type(o).__name__} is not JSON serialisable")
 
-# %% ../nbs/00_core.ipynb #339fc516
 def save_json(obj, path:str|Path) -> Path:
     "Write `obj` as indented JSON to `path` atomically (NumPy scalars and arrays, paths and sets allowed)."
     with atomic_write(path) as tmp: tmp.write_text(json.dumps(obj, indent=2, default=_jsonable) + "\n")
@@ -226,18 +215,17 @@ def check_units(
                          f"({', '.join(UNIT_SUFFIXES)}; e.g. acc_frac for [0, 1], acc_pct for percent), add a `unit` "
                          f"column, or declare them: save_csv(df, path, units={{{missing[0]!r}: 'what it holds'}})")
 
-# %% ../nbs/00_core.ipynb #6516e3d7
-def array_digest(*arrays:np.ndarray) -> str:
-    "SHA-256 hex digest of the dtype, shape and bytes of each array, in order."
-    h = hashlib.sha256()
-    for a in arrays: _hash_array(h, a)
-    return h.hexdigest()
-
 # %% ../nbs/00_core.ipynb #2e6a2ad8
 def _hash_array(h, a:np.ndarray, tag:str="") -> None:
     "Feed an array's dtype, shape and bytes to the `hashlib` object `h` (`array_digest`; `content_sha256`, tagged)."
     a = np.ascontiguousarray(a)
     h.update(f"{tag}{a.dtype.str}{a.shape}".encode()); h.update(a.tobytes())
+
+def array_digest(*arrays:np.ndarray) -> str:
+    "SHA-256 hex digest of the dtype, shape and bytes of each array, in order."
+    h = hashlib.sha256()
+    for a in arrays: _hash_array(h, a)
+    return h.hexdigest()
 
 # %% ../nbs/00_core.ipynb #b64a0880
 def _file_hash(path:str|Path, h, chunk:int=1<<20) -> str:
@@ -246,10 +234,13 @@ def _file_hash(path:str|Path, h, chunk:int=1<<20) -> str:
         for b in iter(lambda: f.read(chunk), b""): h.update(b)
     return h.hexdigest()
 
-# %% ../nbs/00_core.ipynb #68e6ad03
 def file_md5(path:str|Path, chunk:int=1<<20) -> str:
     "MD5 hex digest of a file, read in chunks."
     return _file_hash(path, hashlib.md5(), chunk)
+
+def file_sha256(path:str|Path, chunk:int=1<<20) -> str:
+    "SHA-256 hex digest of a file's bytes, read in chunks."
+    return _file_hash(path, hashlib.sha256(), chunk)
 
 # %% ../nbs/00_core.ipynb #535c9786
 def config_hash(
@@ -259,107 +250,6 @@ def config_hash(
     "First `n` hex digits of the SHA-256 of a configuration as sorted-key JSON: the key of caches and checkpoints."
     if not isinstance(config, dict): raise TypeError(f"config must be a dict, got {type(config).__name__}")
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=_jsonable).encode()).hexdigest()[:n]
-
-# %% ../nbs/00_core.ipynb #ce47754e
-def _git(path:Path, *args:str) -> str|None:
-    "Output of `git <args>` run in `path`, or None if git is missing or fails."
-    try:
-        r = subprocess.run(["git", *args], cwd=path, capture_output=True, text=True, timeout=10)
-        return r.stdout.strip() if r.returncode == 0 else None
-    except (OSError, subprocess.SubprocessError): return None
-
-# %% ../nbs/00_core.ipynb #c1cf9085
-def _git_state(path:Path) -> tuple[str|None, bool|None]:
-    "Commit hash of the repository containing `path` and whether its tracked files have changes."
-    commit = _git(path, "rev-parse", "HEAD")
-    if commit is None: return None, None
-    dirty = _git(path, "status", "--porcelain", "--untracked-files=no")
-    return commit, None if dirty is None else bool(dirty)
-
-# %% ../nbs/00_core.ipynb #b44a665d
-def _names_fewshot_nb(pyproject:Path) -> bool:
-    "Whether `pyproject` is fewshot_nb's: `[project] name` or `[tool.nbdev] lib_path` is 'fewshot_nb'."
-    try: text = pyproject.read_text()
-    except OSError: return False
-    try:
-        import tomllib
-        cfg = tomllib.loads(text)
-        return "fewshot_nb" in (cfg.get("project", {}).get("name"), cfg.get("tool", {}).get("nbdev", {}).get("lib_path"))
-    except ImportError:   # Python 3.10: no TOML parser in the standard library
-        return re.search(r'^\s*(name|lib_path)\s*=\s*["\']fewshot_nb["\']', text, re.M) is not None
-    except ValueError: return False
-
-# %% ../nbs/00_core.ipynb #891195bd
-def source_checkout(
-    package_dir:str|Path, # folder of the fewshot_nb package, as imported
-) -> Path|None:           # top level of the git checkout whose library folder it is, or None
-    "The fewshot_nb checkout that `package_dir` is the library folder of; None for an installed copy."
-    package_dir = Path(package_dir).resolve()
-    top = _git(package_dir.parent, "rev-parse", "--show-toplevel")
-    if top is None: return None
-    top = Path(top).resolve()
-    return top if package_dir == top/"fewshot_nb" and _names_fewshot_nb(top/"pyproject.toml") else None
-
-# %% ../nbs/00_core.ipynb #f0a89483
-def package_versions(names=("fewshot_nb", "torch", "numpy", "scipy", "pandas")) -> dict:
-    "Installed versions of `names` (None for a package that is not installed)."
-    from importlib.metadata import version, PackageNotFoundError
-    out = {"python": platform.python_version()}
-    for n in names:
-        try: out[n] = version(n)
-        except PackageNotFoundError: out[n] = None
-    return out
-
-# %% ../nbs/00_core.ipynb #541d95ae
-def _package_dir() -> Path:
-    "The folder of the fewshot_nb package that is imported."
-    return Path(importlib.util.find_spec("fewshot_nb").origin).resolve().parent
-
-# %% ../nbs/00_core.ipynb #af81f932
-@dataclass
-class RunRecord:
-    "What a result needs to be rerun and audited: parameters, seed, versions, code commit and device."
-    params: dict                      # the experiment's parameters, as passed
-    seed: int|None = None             # the seed given to `seed_everything`
-    device: str = "cpu"               # where the computation ran
-    versions: dict = field(default_factory=package_versions)
-    git_commit: str|None = None       # HEAD of fewshot_nb's checkout, if the package ran from one (else None)
-    git_dirty: bool|None = None       # True if that checkout's tracked files had uncommitted changes
-    started: str = field(default_factory=lambda: datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
-    deterministic: bool = False       # whether torch's deterministic algorithms were on
-    host: dict = field(default_factory=lambda: {"platform": platform.platform(), "cpus": os.cpu_count(),
-                                                "torch_threads": torch.get_num_threads()})
-    extra: dict = field(default_factory=dict)  # anything else worth keeping (timings, data digests)
-    package_version: str|None = None  # installed version of fewshot_nb (None in records written before it was kept)
-
-    @classmethod
-    def create(cls,
-               params:dict,           # the experiment's parameters
-               seed:int|None=None,    # the seed given to `seed_everything`
-               device="cpu",          # where the computation runs
-               package_dir:str|Path|None=None, # the fewshot_nb package folder (default: the one imported)
-               **extra,               # anything else worth keeping, into `extra`
-              ) -> RunRecord:         # the record, not yet saved
-        "Record for `params` now: versions, fewshot_nb's version and, if it runs from its own checkout, the commit."
-        if "repo" in extra: raise TypeError("RunRecord.create no longer takes `repo`: the commit is that of fewshot_nb's own checkout")
-        checkout = source_checkout(package_dir if package_dir is not None else _package_dir())
-        commit, dirty = _git_state(checkout) if checkout is not None else (None, None)
-        dev = torch.device(device)
-        versions = package_versions()
-        rec = cls(params=dict(params), seed=seed, device=str(dev), versions=versions, git_commit=commit, git_dirty=dirty,
-                  deterministic=torch.are_deterministic_algorithms_enabled(), extra=extra, package_version=versions["fewshot_nb"])
-        if dev.type == "cuda": rec.host["gpu"] = torch.cuda.get_device_name(dev)
-        if getattr(params, "sources", None): rec.extra.setdefault("parameter_sources", dict(params.sources))   # params.Parameters
-        return rec
-
-    def save(self, path:str|Path) -> Path:
-        "Write the record as JSON (atomically)."
-        return save_json(asdict(self), path)
-
-    @classmethod
-    def load(cls, path:str|Path) -> "RunRecord":
-        "Read a record written by `save`."
-        return cls(**json.loads(Path(path).read_text()))
 
 # %% ../nbs/00_core.ipynb #2484ee60
 logger = logging.getLogger("fewshot_nb")
@@ -379,7 +269,6 @@ class _StderrHandler(logging.Handler):
         try: sys.stderr.write(self.format(record) + "\n"); sys.stderr.flush()
         except Exception: self.handleError(record)
 
-# %% ../nbs/00_core.ipynb #a9a7af67
 def verbose(
     level:int|str|bool="INFO",  # lowest level shown ('DEBUG', 'INFO', 'WARNING'...); False: stop showing
 ) -> logging.Logger:            # the `'fewshot_nb'` logger
@@ -405,7 +294,6 @@ def set_progress(
     global _progress_switch
     _progress_switch = None if on is None else bool(on)
 
-# %% ../nbs/00_core.ipynb #9dbcc494
 def progress_enabled(
     show:bool|None=None,  # a call's own choice, which wins when given
 ) -> bool:
@@ -446,7 +334,6 @@ def _inline_png():
         set_matplotlib_formats("png")
     except ImportError: pass
 
-# %% ../nbs/00_core.ipynb #6e211ba5
 def experiment_setup(
     threads:int|None=None,   # torch intra-op threads (default: OMP_NUM_THREADS if set, else `available_cpus()`)
     progress:bool|None=None, # progress bars (default: on, unless FEWSHOT_PROGRESS=0)
@@ -470,7 +357,7 @@ def experiment_setup(
     logger.info(f"experiment setup: {int(threads)} torch thread(s), progress {'on' if progress else 'off'}")
     return int(threads)
 
-# %% ../nbs/00_core.ipynb #e96ec3af
+# %% ../nbs/00_core.ipynb #f6c5937a
 class Registry:
     "Named factories (classes or functions) of one kind of component: `register` them, `make` one, list their `names`."
     def __init__(self,
@@ -485,13 +372,54 @@ class Registry:
     def __len__(self): return len(self._items)
     def __getitem__(self, name): return self.get(name)
     def __repr__(self): return f"Registry({self.kind!r}: {', '.join(self.names())})"
+    def register(self,
+                 name:str|None=None,   # the entry's name (default: the object's `name` attribute, else its lower-cased `__name__`)
+                 obj=None,             # the factory, or an import path 'module:attribute' (then nothing is imported until used)
+                ):
+        "Register `obj` under `name`; without `obj`, a decorator that registers what it decorates and returns it unchanged."
+        if obj is None and callable(name) and not isinstance(name, str): name, obj = None, name   # bare @REGISTRY.register
+        def add(o):
+            key = name if name is not None else getattr(o, "name", None) if isinstance(getattr(o, "name", None), str) else getattr(o, "__name__", "").lower()
+            if not isinstance(key, str) or not key or key != key.strip() or " " in key:
+                raise ValueError(f"a {self.kind} name must be a non-empty string without spaces, got {key!r}")
+            if not (isinstance(o, str) and ":" in o) and not callable(o):
+                raise TypeError(f"a {self.kind} must be a class, a function or an import path 'module:attribute', got {o!r}")
+            old = self._items.get(key)
+            if old is not None and old is not o and not _same_definition(old, o):
+                raise ValueError(f"{self.kind} name {key!r} is taken by {_qualname(old)}: register {_qualname(o)} under another name")
+            self._items[key] = o
+            return o
+        return add if obj is None else add(obj)
+    def get(self, name:str):
+        "The factory registered under `name` (imported first if it was registered lazily); ValueError if unknown."
+        if name not in self._items:
+            import difflib
+            close = difflib.get_close_matches(str(name), list(self._items), n=1)
+            raise ValueError(f"unknown {self.kind} {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+                             + f"; known {self.plural}: {', '.join(self.names()) or 'none'}" + (f". {self.hint}" if self.hint else ""))
+        o = self._items[name]
+        if isinstance(o, str):
+            mod, _, attr = o.partition(":")
+            o = self._items[name] = getattr(importlib.import_module(mod), attr)
+        return o
+    def make(self, name:str, **kwargs):
+        "Build the component `name` with `kwargs`."
+        return self.get(name)(**kwargs)
+    def names(self) -> list[str]:
+        "The registered names, sorted."
+        return sorted(self._items)
+    def keys(self) -> list[str]:
+        "The registered names, sorted (as a dict's keys)."
+        return self.names()
+    def items(self) -> list[tuple]:
+        "(name, factory) pairs, sorted by name; lazy entries are imported."
+        return [(k, self.get(k)) for k in self.names()]
 
 # %% ../nbs/00_core.ipynb #af44d052
 def _qualname(o) -> str:
     "`module.qualname` of a registered object (or the import path of a lazy entry)."
     return o.replace(":", ".") if isinstance(o, str) else f"{getattr(o, '__module__', '?')}.{getattr(o, '__qualname__', repr(o))}"
 
-# %% ../nbs/00_core.ipynb #373820a1
 def _same_definition(a, b) -> bool:
     "One definition: the same qualified name, or the same name where one of the two is defined in `__main__` (a notebook defining what it exports)."
     qa, qb = _qualname(a), _qualname(b)
@@ -499,66 +427,6 @@ def _same_definition(a, b) -> bool:
     for x, y in ((qa, qb), (qb, qa)):
         if x.startswith("__main__.") and not y.startswith("__main__.") and y.endswith("." + x.removeprefix("__main__.")): return True
     return False
-
-# %% ../nbs/00_core.ipynb #30f784c3
-@patch
-def register(self:Registry,
-             name:str|None=None,   # the entry's name (default: the object's `name` attribute, else its lower-cased `__name__`)
-             obj=None,             # the factory, or an import path 'module:attribute' (then nothing is imported until used)
-            ):
-    "Register `obj` under `name`; without `obj`, a decorator that registers what it decorates and returns it unchanged."
-    if obj is None and callable(name) and not isinstance(name, str): name, obj = None, name   # bare @REGISTRY.register
-    def add(o):
-        key = name if name is not None else getattr(o, "name", None) if isinstance(getattr(o, "name", None), str) else getattr(o, "__name__", "").lower()
-        if not isinstance(key, str) or not key or key != key.strip() or " " in key:
-            raise ValueError(f"a {self.kind} name must be a non-empty string without spaces, got {key!r}")
-        if not (isinstance(o, str) and ":" in o) and not callable(o):
-            raise TypeError(f"a {self.kind} must be a class, a function or an import path 'module:attribute', got {o!r}")
-        old = self._items.get(key)
-        if old is not None and old is not o and not _same_definition(old, o):
-            raise ValueError(f"{self.kind} name {key!r} is taken by {_qualname(old)}: register {_qualname(o)} under another name")
-        self._items[key] = o
-        return o
-    return add if obj is None else add(obj)
-
-# %% ../nbs/00_core.ipynb #445f9e1d
-@patch
-def get(self:Registry, name:str):
-    "The factory registered under `name` (imported first if it was registered lazily); ValueError if unknown."
-    if name not in self._items:
-        import difflib
-        close = difflib.get_close_matches(str(name), list(self._items), n=1)
-        raise ValueError(f"unknown {self.kind} {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
-                         + f"; known {self.plural}: {', '.join(self.names()) or 'none'}" + (f". {self.hint}" if self.hint else ""))
-    o = self._items[name]
-    if isinstance(o, str):
-        mod, _, attr = o.partition(":")
-        o = self._items[name] = getattr(importlib.import_module(mod), attr)
-    return o
-
-# %% ../nbs/00_core.ipynb #d05c4b37
-@patch
-def make(self:Registry, name:str, **kwargs):
-    "Build the component `name` with `kwargs`."
-    return self.get(name)(**kwargs)
-
-# %% ../nbs/00_core.ipynb #0d6829b0
-@patch
-def names(self:Registry) -> list[str]:
-    "The registered names, sorted."
-    return sorted(self._items)
-
-# %% ../nbs/00_core.ipynb #8e5bc33e
-@patch
-def keys(self:Registry) -> list[str]:
-    "The registered names, sorted (as a dict's keys)."
-    return self.names()
-
-# %% ../nbs/00_core.ipynb #98d2959e
-@patch
-def items(self:Registry) -> list[tuple]:
-    "(name, factory) pairs, sorted by name; lazy entries are imported."
-    return [(k, self.get(k)) for k in self.names()]
 
 # %% ../nbs/00_core.ipynb #a79556b5
 PAGE_WIDTH_PX = 800   # the width of a docs page's text column, in CSS pixels (Quarto's default body width)
@@ -622,396 +490,6 @@ def save_figure(
     with atomic_write(path) as tmp: fig.savefig(tmp, format=fmt, dpi=dpi or fig.dpi, **kwargs)
     return path
 
-# %% ../nbs/00_core.ipynb #2336a8b0
-def exit_with_parent(
-    parent:int,          # the PID of the process that must outlive this one
-    every:float=0.25,    # seconds between two looks
-) -> threading.Thread:   # the watching thread (a daemon)
-    "Start a daemon thread that ends this process (exit code 1) as soon as `parent` is no longer its parent."
-    def watch():
-        while os.getppid() == parent: time.sleep(every)
-        os._exit(1)
-    t = threading.Thread(target=watch, daemon=True, name="exit-with-parent")
-    t.start()
-    return t
-
-# %% ../nbs/00_core.ipynb #985e2d08
-def _init_pool_worker(parent:int, initializer, initargs:tuple):
-    "Initializer of `worker_pool`'s processes: Ctrl-C is the parent's, the parent's end is this worker's, then the caller's own."
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    exit_with_parent(parent)
-    if initializer is not None: initializer(*initargs)
-
-# %% ../nbs/00_core.ipynb #1f6af1e7
-class _Pool(ProcessPoolExecutor):
-    "A process pool that, left by an exception (Ctrl-C included), ends its workers at once instead of waiting for their work."
-    def __exit__(self, exc_type, exc, tb):
-        if exc_type is None: self.shutdown(wait=True)
-        else: self.stop_now()
-        return False
-
-    def stop_now(self, grace:float=2.0):
-        "End every worker now: SIGTERM, then SIGKILL after `grace` seconds; queued work is dropped, nothing waits for what ran."
-        procs = list((getattr(self, "_processes", None) or {}).values())
-        for p in procs:
-            with contextlib.suppress(Exception): p.terminate()
-        deadline = time.monotonic() + grace
-        for p in procs:
-            with contextlib.suppress(Exception): p.join(max(0.0, deadline - time.monotonic()))
-        for p in procs:
-            with contextlib.suppress(Exception):
-                if p.is_alive(): p.kill()
-        self.shutdown(wait=False, cancel_futures=True)
-
-# %% ../nbs/00_core.ipynb #f3324111
-def worker_pool(
-    n:int,                  # worker processes
-    context:str="spawn",    # multiprocessing start method ('spawn': a fresh interpreter, safe with torch's threads)
-    initializer=None,       # a picklable function run first in every worker, with `initargs`
-    initargs:tuple=(),
-) -> ProcessPoolExecutor:   # use it as a context manager
-    """A process pool whose workers ignore Ctrl-C and end as soon as this process ends, however it ends; left by an
-    exception (Ctrl-C in this process included), it ends them at once rather than wait for their work."""
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1: raise ValueError(f"a worker pool needs n >= 1 workers, got {n!r}")
-    init = importlib.import_module("fewshot_nb.core")._init_pool_worker   # by its module path: pickled by reference, also when defined in a notebook
-    return _Pool(n, mp_context=mp.get_context(context), initializer=init, initargs=(os.getpid(), initializer, initargs))
-
-# %% ../nbs/00_core.ipynb #2bb9cad8
-_interrupted = threading.Event()   # set by the handlers of `terminate_as_interrupt`: this process was asked to stop
-
-@contextlib.contextmanager
-def terminate_as_interrupt():
-    "Within the block, SIGTERM raises `KeyboardInterrupt` (in the main thread) as Ctrl-C does, so that cleanup runs; restored after."
-    if threading.current_thread() is not threading.main_thread(): yield; return
-    def _raise(signum, frame):
-        _interrupted.set()   # remembered: `check_interrupt` raises again where an exception of a finaliser was dropped
-        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
-    before = {s: signal.signal(s, _raise) for s in (signal.SIGINT, signal.SIGTERM)}
-    try: yield
-    finally:
-        for s, h in before.items(): signal.signal(s, h)
-        _interrupted.clear()
-
-def check_interrupt():
-    "Raise `KeyboardInterrupt` if a signal asked this process to stop within `terminate_as_interrupt`. Python drops the exception a signal raises when it lands in a finaliser (a `__del__`, a weakref callback) and goes on; long loops call this between steps, so that the run still stops."
-    if _interrupted.is_set(): raise KeyboardInterrupt("interrupted (the signal arrived during cleanup of an object)")
-
-# %% ../nbs/00_core.ipynb #350535a9
-_log = get_logger("core")   # waits for another process's lock
-_held = threading.local()   # the lock files each thread holds: `cache_lock` is re-entrant within a thread
-_NO_FLOCK = (errno.ENOSYS, errno.ENOLCK, errno.EOPNOTSUPP)   # what a file system without flock answers
-
-# %% ../nbs/00_core.ipynb #881630d2
-def _acquire(lock:FileLock, path:Path, timeout:float|None) -> bool:
-    "Take `lock`, waiting (logged at INFO) while another process holds it; False where the file system has no flock."
-    try:
-        try: lock.acquire(timeout=0); return True
-        except Timeout: _log.info(f"another process is building {path}: waiting for it to finish (lock {lock.lock_file})")
-        t0 = time.monotonic()
-        try: lock.acquire(timeout=-1 if timeout is None else timeout)
-        except Timeout:
-            raise TimeoutError(f"another process has held {lock.lock_file} for more than {timeout} s while building {path.name}; "
-                               "it is still running (the lock of a process that ended is released by the system)") from None
-        _log.info(f"waited {time.monotonic() - t0:.1f} s for another process to finish {path.name}")
-        return True
-    except (NotImplementedError, OSError) as e:   # filelock 3 says NotImplementedError where flock is missing
-        if isinstance(e, OSError) and e.errno not in _NO_FLOCK: raise
-        _log.warning(f"cannot lock {lock.lock_file} ({e}): this file system has no flock; going on without a lock, "
-                     f"so two processes may both build {path.name}")
-        return False
-
-# %% ../nbs/00_core.ipynb #9ef1e53e
-@contextlib.contextmanager
-def cache_lock(
-    path:str|Path,            # the entry the lock guards (a file or a folder); the lock is the file `<path>.lock` beside it
-    timeout:float|None=None,  # seconds to wait for another holder before `TimeoutError` (None: as long as it takes)
-) -> Iterator[Path]:          # `path`, as a `Path`
-    "Context manager: hold the exclusive lock on building `path`, across processes and threads, waiting while another holds it."
-    path = Path(path)
-    lock_path = path.with_name(path.name + ".lock")
-    held = _held.__dict__.setdefault("paths", set())
-    key = os.path.abspath(lock_path)
-    if key in held:                                     # this thread holds it already
-        yield path
-        return
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    if lock_path.is_symlink():   # filelock 3 opens its file with O_TRUNC: through a link, it would empty the link's target
-        raise FileExistsError(f"{lock_path} is a symbolic link to {os.readlink(lock_path)}, not a lock file: remove it (nothing is written through a link)")
-    try: lock = FileLock(lock_path, fallback_to_soft=False)   # filelock 4: flock or nothing, never a soft lock
-    except TypeError: lock = FileLock(lock_path)               # filelock 3: flock only anyway
-    if not _acquire(lock, path, timeout):
-        yield path
-        return
-    held.add(key)
-    try: yield path
-    finally:
-        held.discard(key)
-        with contextlib.suppress(FileNotFoundError): lock_path.unlink()   # while still held: a waiter on it sees it gone
-        lock.release()
-
-# %% ../nbs/00_core.ipynb #9cf59eb6
-COMPLETE = "complete.json"   # a finished run's record of its files: written last, so its presence means the run ended
-
-def file_sha256(path:str|Path, chunk:int=1<<20) -> str:
-    "SHA-256 hex digest of a file's bytes, read in chunks."
-    return _file_hash(path, hashlib.sha256(), chunk)
-
-# %% ../nbs/00_core.ipynb #ced28c6a
-def run_files(folder:str|Path) -> list[str]:
-    "The files of a run in `folder` (POSIX paths relative to it), sorted: every regular file, dot-names included, but the completion record, the folder's `.lock` and the staging folders of `staged_run`."
-    folder = Path(folder)
-    if not folder.is_dir(): return []
-    out = []
-    for p in sorted(folder.rglob("*")):
-        rel = p.relative_to(folder)
-        if rel.parts[0] in (COMPLETE, ".lock") or re.fullmatch(r"\.staging-\d+", rel.parts[0]): continue   # bookkeeping, not the run's
-        if p.is_file() and not p.is_symlink() and not any(q.is_symlink() for q in p.parents if folder in q.parents):
-            out.append(rel.as_posix())
-    return out
-
-# %% ../nbs/00_core.ipynb #c0d1347f
-def inside_folder(
-    folder:str|Path,   # the folder `name` belongs to
-    name,              # a path taken from a record, a lock or a user, relative to `folder`
-) -> Path:             # `folder/name`
-    "`folder/name` when `name` is a relative path that stays inside `folder` and passes through no symbolic link; else ValueError saying why."
-    folder = Path(folder)
-    if not isinstance(name, str) or not name.strip() or "\0" in name: raise ValueError(f"{name!r} is not a file name")
-    p = Path(name)
-    if p.is_absolute(): raise ValueError(f"{name!r} is an absolute path, not one inside {folder}")
-    if ".." in p.parts: raise ValueError(f"{name!r} climbs out of {folder} ('..')")
-    if not p.parts: raise ValueError(f"{name!r} names {folder} itself, not a file inside it")
-    at = folder
-    for part in p.parts:   # no link on the way, nor at the end: a link's target may lie anywhere
-        at = at/part
-        if at.is_symlink(): raise ValueError(f"{name!r} goes through a symbolic link ({at.relative_to(folder).as_posix()} -> {os.readlink(at)})")
-    return at
-
-# %% ../nbs/00_core.ipynb #13e2b49a
-def write_completion(
-    folder:str|Path,          # the run's folder
-    files:list|None=None,     # its files, relative to `folder` (None: `run_files(folder)`)
-    record_in:str|Path|None=None, # write the record here instead (a staging folder the files are hashed in), same format
-    **info,                   # what else the record says (e.g. the run's name, its parameters)
-) -> Path:                    # the record's path
-    "Write the completion record of a finished run, last and atomically: each file's size and SHA-256."
-    folder = Path(folder)
-    files = run_files(folder) if files is None else [inside_folder(folder, Path(f).as_posix()).relative_to(folder).as_posix() for f in files]
-    rec = dict(format="fewshot_nb.complete", version=1, finished=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-               **info, files={f: dict(bytes=(folder/f).stat().st_size, sha256=file_sha256(folder/f)) for f in files})
-    return save_json(rec, Path(record_in or folder)/COMPLETE)
-
-# %% ../nbs/00_core.ipynb #28d821cb
-def check_completion(
-    folder:str|Path,   # a run's folder
-) -> list[str]:        # what keeps it from being a finished run; [] when every file matches its record
-    "Whether a folder holds a finished run: its completion record is there and every file it lists has the bytes it lists."
-    folder, rec = Path(folder), None
-    try: rec = json.loads((Path(folder)/COMPLETE).read_text())
-    except FileNotFoundError: return [f"no {COMPLETE}: the run did not finish"]
-    except (OSError, ValueError) as e: return [f"{COMPLETE} cannot be read ({type(e).__name__}): the record itself is damaged"]
-    if not isinstance(rec, dict) or rec.get("format") != "fewshot_nb.complete" or not isinstance(rec.get("files"), dict):
-        return [f"{COMPLETE} is not a completion record of fewshot_nb"]
-    problems = []
-    for f, want in rec["files"].items():
-        try: p = inside_folder(folder, f)   # a name outside the folder (absolute, '..', a link) is a problem, and is not read
-        except ValueError as e: problems.append(f"{COMPLETE} lists {f!r}, which is not a file of this folder ({e}): not read"); continue
-        if not isinstance(want, dict): problems.append(f"{COMPLETE} gives {f} no size and SHA-256"); continue
-        if not p.is_file(): problems.append(f"{f} is missing"); continue
-        if p.stat().st_size != want.get("bytes") or file_sha256(p) != want.get("sha256"):
-            problems.append(f"{f} has changed since the run finished (its SHA-256 differs from {COMPLETE})")
-    return problems
-
-# %% ../nbs/00_core.ipynb #dd299d51
-class FolderBusy(RuntimeError):
-    "Another process is writing the folder (its details in the message)."
-
-# %% ../nbs/00_core.ipynb #f3101628
-def _missing_dirs(folder:Path) -> list:
-    "`folder` and its parents that do not exist yet, deepest first: what making `folder` would create."
-    return [p for p in (folder, *folder.parents) if not p.exists()]
-
-# %% ../nbs/00_core.ipynb #1476b004
-def _holder(lock_path:Path) -> str:
-    "Who holds a folder lock, as its file says it."
-    try: h = json.loads(lock_path.read_text() or "{}")
-    except (OSError, ValueError): h = {}
-    if not h: return "another process"
-    return f"process {h.get('pid')} on {h.get('host')} ({h.get('command') or 'no command recorded'}), since {h.get('started')}"
-
-# %% ../nbs/00_core.ipynb #3e7a67a0
-def _open_lock(path:Path) -> int:
-    "A descriptor of the lock file `path` (made if missing), opened for writing only if it is a regular file, never through a link."
-    import stat
-    kind = lambda: (f"a symbolic link to {os.readlink(path)}" if path.is_symlink() else "a folder" if path.is_dir() else "not a regular file")
-    try: fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    except OSError as e:
-        if path.is_symlink() or path.is_dir() or e.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
-            raise FileExistsError(f"{path} is {kind()}, not the lock file fewshot_nb makes: nothing is written through it; remove it, then run again") from None
-        raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):   # a pipe or a device: opened without blocking, then refused
-        os.close(fd)
-        raise FileExistsError(f"{path} is {kind()}, not the lock file fewshot_nb makes: nothing is written to it; remove it, then run again")
-    return fd
-
-# %% ../nbs/00_core.ipynb #077a39fd
-@contextlib.contextmanager
-def folder_lock(
-    folder:str|Path,     # the folder to write (created if needed)
-    wait:bool=False,     # wait for the holder to finish, instead of refusing at once
-    command:str|None=None, # what the holder runs, as others will see it (default: this process's command line)
-) -> Iterator[Path]:     # the folder, as a `Path`
-    "Context manager: be the only writer of `folder` for the block, across processes; refuse (`FolderBusy`) or wait while another is."
-    import fcntl
-    folder = Path(folder); made = _missing_dirs(folder.absolute())   # removed again at the end if left empty
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder/".lock"
-    while True:
-        fd = _open_lock(path)
-        try: fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            os.close(fd)
-            raise FolderBusy(f"{folder} is being written by {_holder(path)}: wait for it to finish (--wait), or write to another folder") from None
-        try: same = os.fstat(fd).st_ino == os.stat(path).st_ino   # the last holder may have removed the file we waited on
-        except FileNotFoundError: same = False
-        if same: break
-        os.close(fd)
-    try:
-        me = dict(pid=os.getpid(), host=platform.node(), command=(command or " ".join(sys.argv))[:300],
-                  started=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
-        os.ftruncate(fd, 0); os.write(fd, json.dumps(me).encode())
-        yield folder
-    finally:
-        with contextlib.suppress(FileNotFoundError): path.unlink()   # while still held
-        os.close(fd)
-        for d in made:                                               # the folders it made, if the block left them empty
-            try: d.rmdir()
-            except OSError: break
-
-# %% ../nbs/00_core.ipynb #e55e9b86
-def folder_locked(folder:str|Path) -> bool:
-    "Whether a process holds `folder_lock` on `folder` now (a lock whose holder died is free: the system released it)."
-    import fcntl
-    try: fd = os.open(Path(folder)/".lock", os.O_RDWR | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))   # never through a link
-    except OSError: return False
-    try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); return False
-    except BlockingIOError: return True
-    finally: os.close(fd)
-
-# %% ../nbs/00_core.ipynb #4eb04a55
-def finished_run_problem(
-    out:str|Path,           # a folder a run is about to write
-    force:bool=False,       # replacing an earlier run is allowed
-    legacy:tuple=(),        # files the run writes that mark an earlier run without a record (any of them there: refused)
-) -> str|None:              # why the run may not write there (a sentence with the way out), or None
-    "Whether `out` holds a finished run that a new run must not overwrite without `force`."
-    out = Path(out)
-    if out.exists() and not out.is_dir(): return f"{out} is a file, not a folder"
-    if force or not out.is_dir(): return None
-    if (out/COMPLETE).exists():
-        problems = check_completion(out)
-        if problems: return (f"{out} holds a run whose files no longer match its record ({problems[0]}"
-                             + (f", and {len(problems) - 1} more" if len(problems) > 1 else "") + "): choose another folder, or replace it with force=True")
-        return f"{out} already holds a finished run ({COMPLETE}): choose another folder, or replace it with force=True"
-    if there := [f for f in legacy if (out/f).exists()]:   # a run of an earlier version, or files of the user's: never overwritten unasked
-        return (f"{out} holds {', '.join(there)}, which this run writes, without a completion record: choose another folder, "
-                "or replace it with force=True")
-    return None
-
-# %% ../nbs/00_core.ipynb #0f39619f
-def check_out_folder(
-    out:str|Path|None,         # the folder a command was asked to write its files to (None: none given)
-    inputs=(),                 # files the command reads (None skipped): `out` may not be the folder one of them lies in
-    what:str="--out",          # the option or parameter, as messages name it: '--out', 'out', 'out_dir', 'dest'
-    within:dict|None=None,     # {what it is: folder}: folders `out` may neither be nor lie inside (e.g. the notebooks a command runs)
-    writes:str="the run",      # what goes into `out`, as messages say it
-    names:tuple=(),            # fixed names of the files it writes there, for messages (e.g. ('results.csv', 'run.json'))
-    example:str|None=None,     # a good value, as the user writes it (default: `what` with runs/mine)
-) -> Path:                     # `out` as a Path, `~` expanded
-    "Refuse (`ValueError`: what is wrong, and what to give instead) an output folder the user did not mean: empty or blank, an input's folder, or one inside a folder the command must leave alone."
-    if out is not None and (isinstance(out, bytes) or not isinstance(out, (str, os.PathLike))):   # (a ValueError: a command line's usage error)
-        raise ValueError(f"{what} must be a folder, as a str or a Path, got {out!r} ({type(out).__name__})")
-    text = "" if out is None else os.fspath(out)   # None: no folder given (a sweep file's bare `out_dir:`)
-    eg = lambda v: f"{what} {v}" if what.startswith("-") else f"{what}={str(v)!r}"
-    if not text.strip():   # Path('') is Path('.'): the current folder, which the user did not name
-        raise ValueError(f"{what} is {'empty' if not text else f'blank ({text!r})'}: give the folder to write {writes} to, "
-                         f"e.g. {example or eg('runs/mine')}")
-    o = Path(text).expanduser(); r = o.resolve()
-    files = f" ({', '.join(names)}, ...)" if names else ""
-    for f in (Path(f).expanduser() for f in inputs if f is not None):
-        if r in (Path(os.path.abspath(f)).parent.resolve(), f.resolve().parent):   # its folder, and that of the file a link names
-            raise ValueError(f"{what} {text} is the folder of the input {f.name}: the files of {writes}{files} would be written beside "
-                             f"it, replacing any of the same name; give {writes} a folder of its own, e.g. {example or eg(o/'run')}")
-    for name, d in (within or {}).items():
-        d = Path(d).expanduser().resolve()
-        if r == d or d in r.parents:
-            raise ValueError(f"{what} {text} is {'' if r == d else 'inside '}{name}, {d}: the files of {writes}{files} would be "
-                             + ("written among its own, replacing any of the same name" if r == d else "mixed into it")
-                             + f"; give a folder outside {d}")
-    return o
-
-# %% ../nbs/00_core.ipynb #d9548087
-def _clear_staging(out:Path) -> list[str]:
-    "Remove the staging folders of `staged_run` left in `out` by runs that died mid-way; called under the folder's lock, so none of their writers is alive."
-    gone = []
-    for p in sorted(out.glob(".staging-*")):
-        if not re.fullmatch(r"\.staging-\d+", p.name): continue
-        try:
-            if p.is_symlink() or not p.is_dir(): p.unlink()   # a link goes, never what it points to
-            else: shutil.rmtree(p)
-            gone.append(p.name)
-        except OSError as e: _log.warning(f"cannot remove {p}, the staging folder of a run that died ({e}): remove it by hand")
-    if gone: _log.info(f"{out}: removed {', '.join(gone)}, left by runs that died before they finished")
-    return gone
-
-# %% ../nbs/00_core.ipynb #22b2fd5b
-@contextlib.contextmanager
-def staged_run(
-    out:str|Path,          # the folder the run's files go to
-    force:bool=False,      # replace an earlier finished run in `out`
-    wait:bool=False,       # wait for another writer of `out` instead of refusing
-    legacy:tuple=(),       # files that mark a run made before completion records (see `finished_run_problem`)
-    command:str|None=None, # what the run is, as another writer is told (default: this process's command line)
-    **info,                # what the completion record says besides the files
-) -> Iterator[Path]:       # the staging folder to write the run's files in
-    "Context manager: write a run into `out` whole or not at all, as its only writer, ending with `complete.json`."
-    out = Path(out).expanduser().absolute()
-    with folder_lock(out, wait=wait, command=command):   # which also removes the folders it made for `out`, if left empty
-        _clear_staging(out)   # what runs killed mid-way left (SIGKILL, a node's end): holding the lock, none of them is alive
-        if why := finished_run_problem(out, force, legacy): raise FileExistsError(why)
-        stage = out/f".staging-{os.getpid()}"
-        stage.mkdir()
-        try:
-            yield stage
-            files = run_files(stage)
-            write_completion(stage, files, **info)                 # hashed in the staging folder, before anything moves
-            for d in sorted({Path(f).parent.as_posix() for f in files} - {"."}):   # nothing lands through a link in `out`
-                try: inside_folder(out, d)
-                except ValueError as e: raise ValueError(f"{out}: the run's {d}/ cannot be written there: {e}; remove the link (nothing is written through one)") from None
-            if force:                                              # the earlier run goes first: nothing of it stays beside the new one
-                try: old = dict(json.loads((out/COMPLETE).read_text()).get("files", {}))
-                except (OSError, ValueError, AttributeError, TypeError): old = {}   # no record, or a damaged one: its files unknown
-                for f in [*old, *legacy]:
-                    try: p = inside_folder(out, f)   # only names inside `out`, through no link: a record is data, not orders
-                    except ValueError as e:
-                        _log.warning(f"{out}/{COMPLETE} of the earlier run lists {f!r}, not a file of {out} ({e}): left alone"); continue
-                    with contextlib.suppress(FileNotFoundError, IsADirectoryError): p.unlink()
-            (out/COMPLETE).unlink(missing_ok=True)                 # no record while the files change
-            moved, made = [], []
-            try:
-                for f in files:
-                    made += [d for d in reversed((out/f).parents) if out in d.parents and not d.exists()]   # (`out` itself: the lock's)
-                    (out/f).parent.mkdir(parents=True, exist_ok=True)
-                    os.replace(stage/f, out/f); moved.append(f)
-                os.replace(stage/COMPLETE, out/COMPLETE)           # last: the run is finished
-            except BaseException:   # a move that failed half-way (a permission changed, Ctrl-C): what moved goes, and the folders made for it
-                for f in moved:
-                    with contextlib.suppress(OSError): (out/f).unlink()
-                for d in reversed(made):
-                    with contextlib.suppress(OSError): d.rmdir()   # (only if empty)
-                raise
-        finally: shutil.rmtree(stage, ignore_errors=True)          # what is left of it: all of it, if the run failed
-
 # %% ../nbs/00_core.ipynb #d7044fb3
 class UnsafeFileError(ValueError):
     "A file holds Python objects that loading would have to construct (and so could run code): not loaded."
@@ -1023,7 +501,6 @@ def _resolve(name:str):
     mod, _, attr = name.rpartition(".")
     return getattr(importlib.import_module(mod), attr)
 
-# %% ../nbs/00_core.ipynb #0afac9e7
 def safe_torch_load(
     path:str|Path,          # a file written by `torch.save`
     map_location="cpu",     # where tensors go
@@ -1044,10 +521,6 @@ def safe_torch_load(
     with torch.serialization.safe_globals([_resolve(n) for n in names] + dtypes):
         return torch.load(path, map_location=map_location, weights_only=True)
 
-# %% ../nbs/00_core.ipynb #d173a69a
-class DamagedFileError(ValueError):
-    "A file parses, but its contents no longer match the SHA-256 recorded when it was written."
-
 # %% ../nbs/00_core.ipynb #1af685a1
 def _digest(obj, h) -> None:
     if isinstance(obj, torch.Tensor):
@@ -1063,11 +536,14 @@ def _digest(obj, h) -> None:
     elif obj is None or isinstance(obj, (bool, int, float, str, bytes, np.generic)): h.update(f"S{type(obj).__name__}{obj!r}".encode())
     else: raise TypeError(f"cannot digest a {type(obj).__name__}: seal tensors, arrays and plain data (dicts, lists, numbers, strings)")
 
-# %% ../nbs/00_core.ipynb #1f26bddf
 def content_sha256(obj) -> str:
     "SHA-256 of nested tensors, arrays and plain data: equal contents, equal digest (dict keys in sorted order)."
     h = hashlib.sha256(); _digest(obj, h)
     return h.hexdigest()
+
+# %% ../nbs/00_core.ipynb #d173a69a
+class DamagedFileError(ValueError):
+    "A file parses, but its contents no longer match the SHA-256 recorded when it was written."
 
 # %% ../nbs/00_core.ipynb #6ad3a178
 def seal(d:dict) -> dict:
@@ -1075,7 +551,6 @@ def seal(d:dict) -> dict:
     body = {k: v for k, v in d.items() if k != "sha256"}
     return body | dict(sha256=content_sha256(body))
 
-# %% ../nbs/00_core.ipynb #6b3eb277
 def check_seal(
     d:dict,                 # a loaded dict, sealed by `seal` (or written before seals: then not checked)
     path:str|Path,          # the file it came from, for the message

@@ -10,7 +10,8 @@ import json, time, hashlib
 from dataclasses import asdict
 from pathlib import Path
 import numpy as np, torch, torch.nn as nn
-from .core import get_device, atomic_write, cache_lock, file_md5, file_sha256, RunRecord, config_hash, progress as _progress, get_logger
+from .core import get_device, atomic_write, file_md5, file_sha256, config_hash, progress as _progress, get_logger
+from .run_folders import cache_lock, RunRecord
 _log = get_logger("fewshot_nb.features")   # feature caches read and written
 from .data.omniglot import load_omniglot, cache_dir as project_cache_dir
 from .data.sources import FeatureSource, check_workers
@@ -19,8 +20,8 @@ from .data.datasets import IMAGENET_MEAN, IMAGENET_STD
 
 
 # %% auto #0
-__all__ = ['CACHE_FORMAT', 'CACHE_VERSION', 'embed_images', 'extract_features', 'FeatureCacheError', 'read_feature_cache',
-           'write_feature_cache', 'feature_cache_entry', 'load_features']
+__all__ = ['CACHE_FORMAT', 'CACHE_VERSION', 'embed_images', 'extract_features', 'FeatureCacheError', 'write_feature_cache',
+           'read_feature_cache', 'feature_cache_entry', 'load_features']
 
 # %% ../nbs/21_features.ipynb #01f8a583
 def _as_names(labels, class_names, n:int):
@@ -53,15 +54,6 @@ def embed_images(
                 out.append(embed(get(idx[i:i + batch_size]).to(device))); bar.update(min(batch_size, n - i))
         return torch.cat(out)
 
-# %% ../nbs/21_features.ipynb #af71bf26
-def _embed_batches(embed, batches, n:int, device, progress) -> torch.Tensor:
-    "Features (n, d) on the CPU of the float batches that `batches` yields, embedded one after the other without gradients."
-    out = []
-    with torch.no_grad(), _progress(n, desc="features", unit="image", show=progress, unit_scale=True) as bar:
-        for x in batches:
-            out.append(embed(x.to(device)).float().cpu()); bar.update(len(x))
-    return torch.cat(out)
-
 # %% ../nbs/21_features.ipynb #99277fae
 def _plain_images(x:torch.Tensor, normalize) -> tuple:
     """Images given as an array or tensor, checked: channels first ((n, H, W, 3) is moved), floats in [0, 1]; and the
@@ -87,7 +79,15 @@ def _plain_images(x:torch.Tensor, normalize) -> tuple:
     if stats is not None: _log.info(f"images in memory: /255 to [0, 1], then Normalize(mean={stats[0]}, std={stats[1]})")
     return x, stats
 
-# %% ../nbs/21_features.ipynb #7ae36f5b
+# %% ../nbs/21_features.ipynb #af71bf26
+def _embed_batches(embed, batches, n:int, device, progress) -> torch.Tensor:
+    "Features (n, d) on the CPU of the float batches that `batches` yields, embedded one after the other without gradients."
+    out = []
+    with torch.no_grad(), _progress(n, desc="features", unit="image", show=progress, unit_scale=True) as bar:
+        for x in batches:
+            out.append(embed(x.to(device)).float().cpu()); bar.update(len(x))
+    return torch.cat(out)
+
 def extract_features(
     model:nn.Module,        # a backbone (images -> (n, d) features) or a `Method` (its `embed` is used)
     images,                 # `OmniglotImages`, an `ImageSource`, a source read from disk (`ImageFolderSource`, a data.datasets
@@ -161,6 +161,24 @@ CACHE_FORMAT, CACHE_VERSION = "fewshot_nb.features", 3   # 2: the features as a 
 class FeatureCacheError(ValueError):
     "A feature cache file that cannot be used: unreadable, of another format, or of another configuration."
 
+# %% ../nbs/21_features.ipynb #902670a2
+def write_feature_cache(path:Path, src:FeatureSource, base_mean:torch.Tensor, record:dict, config:dict,
+                        base:FeatureSource|None=None,  # features of the base (training) classes
+                        backbone:dict|None=None,       # the backbone: {'name', 'kwargs', 'state_dict'}
+                       ):
+    "Write the cache file and its JSON record, each to a temporary name renamed only when complete."
+    if base is None or backbone is None: raise ValueError("a feature cache holds the base-class features and the backbone: pass base= and backbone=")
+    if missing := {"name", "kwargs", "state_dict"} - set(backbone): raise ValueError(f"backbone needs the keys {sorted(missing)}")
+    payload = dict(format=CACHE_FORMAT, version=CACHE_VERSION, key=config_hash(config), config=config, source=src.state(),
+                   base_mean=base_mean.contiguous(), record=record, base_source=base.state(),
+                   backbone=dict(name=backbone["name"], kwargs=dict(backbone["kwargs"]),
+                                 state_dict={k: v.detach().cpu().contiguous() for k, v in backbone["state_dict"].items()}))
+    # both files are written whole under temporary names, then renamed under the entry's lock: the .pt (the entry) first, its .json record last
+    with cache_lock(path), atomic_write(path.with_suffix(".json")) as tmp_json, atomic_write(path) as tmp_pt:
+        torch.save(payload, tmp_pt)
+        tmp_json.write_text(json.dumps(record | dict(entry_sha256=file_sha256(tmp_pt)), indent=2) + "\n")   # the entry's bytes, checked on read
+    _log.info(f"features of {len(src):,} images cached in {path}")
+
 # %% ../nbs/21_features.ipynb #790de407
 def _changed_entry(path:Path) -> str|None:
     "Whether a cache entry's bytes differ from the SHA-256 its JSON record holds (records of older versions hold none)."
@@ -173,7 +191,6 @@ def _changed_entry(path:Path) -> str|None:
         if not want or file_sha256(path) == want: return None
     return "may be truncated or corrupt: its SHA-256 differs from the one its .json record holds (it has changed since it was written)"
 
-# %% ../nbs/21_features.ipynb #bd8314a0
 def read_feature_cache(path:Path, config:dict|None=None,
                        parts:bool=False,   # also return the base-class features and the backbone (a dict of everything)
                       ) -> tuple[FeatureSource, torch.Tensor, dict]|dict:
@@ -209,24 +226,6 @@ def read_feature_cache(path:Path, config:dict|None=None,
     _log.info(f"features of {len(src):,} images loaded from the cache {path}")
     if parts: return dict(test=src, base=base, base_mean=base_mean, backbone=bb, record=record)
     return src, base_mean, record
-
-# %% ../nbs/21_features.ipynb #902670a2
-def write_feature_cache(path:Path, src:FeatureSource, base_mean:torch.Tensor, record:dict, config:dict,
-                        base:FeatureSource|None=None,  # features of the base (training) classes
-                        backbone:dict|None=None,       # the backbone: {'name', 'kwargs', 'state_dict'}
-                       ):
-    "Write the cache file and its JSON record, each to a temporary name renamed only when complete."
-    if base is None or backbone is None: raise ValueError("a feature cache holds the base-class features and the backbone: pass base= and backbone=")
-    if missing := {"name", "kwargs", "state_dict"} - set(backbone): raise ValueError(f"backbone needs the keys {sorted(missing)}")
-    payload = dict(format=CACHE_FORMAT, version=CACHE_VERSION, key=config_hash(config), config=config, source=src.state(),
-                   base_mean=base_mean.contiguous(), record=record, base_source=base.state(),
-                   backbone=dict(name=backbone["name"], kwargs=dict(backbone["kwargs"]),
-                                 state_dict={k: v.detach().cpu().contiguous() for k, v in backbone["state_dict"].items()}))
-    # both files are written whole under temporary names, then renamed under the entry's lock: the .pt (the entry) first, its .json record last
-    with cache_lock(path), atomic_write(path.with_suffix(".json")) as tmp_json, atomic_write(path) as tmp_pt:
-        torch.save(payload, tmp_pt)
-        tmp_json.write_text(json.dumps(record | dict(entry_sha256=file_sha256(tmp_pt)), indent=2) + "\n")   # the entry's bytes, checked on read
-    _log.info(f"features of {len(src):,} images cached in {path}")
 
 # %% ../nbs/21_features.ipynb #0783c429
 def feature_cache_entry(
@@ -266,7 +265,6 @@ def _base_mean_from(base_path:Path, dim:int) -> torch.Tensor:
     if not torch.isfinite(x).all(): raise ValueError(f"base features in {base_path} hold NaN or inf values")
     return (x.mean(0) if x.ndim == 2 else x).float()
 
-# %% ../nbs/21_features.ipynb #99bd8aff
 def load_features(
     path:str|Path,                 # a `FeatureSource.save` file, or a `pretrained_features` cache file
     base_path:str|Path|None=None,  # base-class features: a FeatureSource file, or a torch file of an (n, d) or (d,) tensor

@@ -56,7 +56,6 @@ class _Design:
     names: dict            # y, fixed and random column names
     data: pd.DataFrame     # the columns used, as given
 
-# %% ../nbs/01a_mixed.ipynb #241ec821
 def _levels(s:pd.Series) -> list:
     "Levels of a factor in R's order: the categories of a categorical column, otherwise the sorted unique values."
     if isinstance(s.dtype, pd.CategoricalDtype): return [c for c in s.cat.categories if (s == c).any()]
@@ -64,7 +63,6 @@ def _levels(s:pd.Series) -> list:
     except TypeError: raise ValueError(f"column {s.name!r} mixes types that cannot be sorted ({sorted({type(v).__name__ for v in s})}): "
                                        "convert it to one type, e.g. data[col].astype(str)") from None
 
-# %% ../nbs/01a_mixed.ipynb #0317dd60
 def _design(data, y:str, fixed:str, random) -> _Design:
     "Check the table and build the model's matrices; errors say what is wrong and how to fix it."
     if not isinstance(data, pd.DataFrame): raise TypeError(f"data must be a pandas DataFrame with one row per run, got {type(data).__name__}")
@@ -152,19 +150,6 @@ class _Profile:
         beta[0] += self.ybar
         return beta
 
-# %% ../nbs/01a_mixed.ipynb #df0066e5
-def _cov_beta(prof:_Profile, theta, sigma:float):
-    "cov(beta) = sigma^2 (X'V0^-1 X)^-1 at (theta, sigma), and its derivatives in (theta_1..theta_m, sigma): (p, p), (m+1, p, p)."
-    theta = np.asarray(theta, dtype=np.float64)
-    _, _, _, W, G = prof.parts(theta)
-    Wi = linalg.inv(W)
-    jac = []
-    for k, t in enumerate(theta):
-        Gk = Wi @ G[:, prof.block == k]            # W^-1 X'V0^-1 Z_k
-        jac.append(2 * t * sigma**2 * Gk @ Gk.T)
-    jac.append(2 * sigma * Wi)
-    return sigma**2 * Wi, np.stack(jac)
-
 # %% ../nbs/01a_mixed.ipynb #288fd8a7
 def _richardson(f, x, h0:np.ndarray, levels:int=4):
     "Gradient and Hessian of a (vector) function f at x: central differences with steps h0 / 2^r, Richardson-extrapolated."
@@ -186,7 +171,6 @@ def _richardson(f, x, h0:np.ndarray, levels:int=4):
         tab = [tuple((4**r * b - a) / (4**r - 1) for a, b in zip(tab[i], tab[i + 1])) for i in range(len(tab) - 1)]
     return tab[0]
 
-# %% ../nbs/01a_mixed.ipynb #3c5d9559
 def _varpar_hessian(prof:_Profile, theta, sigma:float):
     "Gradient in theta and Hessian in (theta, sigma) of the deviance: numerical in theta, exact in sigma."
     theta = np.asarray(theta, dtype=np.float64)
@@ -200,6 +184,19 @@ def _varpar_hessian(prof:_Profile, theta, sigma:float):
     H[:m, m] = H[m, :m] = -2 * g[:, 1] / sigma**3
     return g[:, 0] + g[:, 1] / sigma**2, H
 
+# %% ../nbs/01a_mixed.ipynb #df0066e5
+def _cov_beta(prof:_Profile, theta, sigma:float):
+    "cov(beta) = sigma^2 (X'V0^-1 X)^-1 at (theta, sigma), and its derivatives in (theta_1..theta_m, sigma): (p, p), (m+1, p, p)."
+    theta = np.asarray(theta, dtype=np.float64)
+    _, _, _, W, G = prof.parts(theta)
+    Wi = linalg.inv(W)
+    jac = []
+    for k, t in enumerate(theta):
+        Gk = Wi @ G[:, prof.block == k]            # W^-1 X'V0^-1 Z_k
+        jac.append(2 * t * sigma**2 * Gk @ Gk.T)
+    jac.append(2 * sigma * Wi)
+    return sigma**2 * Wi, np.stack(jac)
+
 # %% ../nbs/01a_mixed.ipynb #bd106980
 def _pinv_pos(H, tol:float=1e-8):
     "Inverse of a symmetric matrix restricted to its eigenvalues above tol, as lmerTest inverts the deviance's Hessian."
@@ -207,7 +204,6 @@ def _pinv_pos(H, tol:float=1e-8):
     pos = w > tol
     return (V[:, pos] / w[pos]) @ V[:, pos].T
 
-# %% ../nbs/01a_mixed.ipynb #d3906d31
 def _satterthwaite(L, C, jac, vcov_varpar) -> tuple:
     "Variance of L'beta and its Satterthwaite degrees of freedom, 2 v^2 / (grad v' A grad v)."
     v = L @ C @ L
@@ -249,7 +245,6 @@ def _optimality(prof:_Profile, theta:np.ndarray, names) -> list:
         if not drop < 1e-7: problems.append(f"not at an optimum: a Newton step would lower the deviance by {drop:.3g}")
     return problems
 
-# %% ../nbs/01a_mixed.ipynb #930ff037
 def _refine(prof:_Profile, starts:list) -> np.ndarray:
     "Minimise the profiled deviance over v = theta^2 >= 0 (L-BFGS-B, exact gradient) from each start; the best theta."
     best = None
@@ -369,7 +364,6 @@ def _fit(d:_Design, reml:bool) -> MixedFit:
                     result=res, names=d.names,
                     theta=theta, sigma=float(sigma), vcov_varpar=A, jac=jac, data=d.data)
 
-# %% ../nbs/01a_mixed.ipynb #b4aedb29
 def fit_mixed(
     data:pd.DataFrame,        # one row per training run
     y:str="acc",              # response column (the run's accuracy)
@@ -466,7 +460,6 @@ def _term_contrasts(X:np.ndarray) -> np.ndarray:
     Lt[np.abs(Lt) < 1e-6] = 0                      # as lmerTest's doolittle()
     return Lt[1:]
 
-# %% ../nbs/01a_mixed.ipynb #bb14bdc6
 def _f_test(fit:MixedFit, L:np.ndarray, term:str) -> pd.DataFrame:
     "F test of `L beta = 0` with Satterthwaite's denominator df, as lmerTest's `contestMD`."
     beta, C = fit.fixed.estimate.to_numpy(), fit.cov_fixed.to_numpy()
@@ -485,7 +478,6 @@ def _f_test(fit:MixedFit, L:np.ndarray, term:str) -> pd.DataFrame:
     return pd.DataFrame([{"term": term, "Sum Sq": ms * q, "Mean Sq": ms, "NumDF": q, "DenDF": ddf, "F value": F,
                           "Pr(>F)": stats.f.sf(F, q, ddf)}])
 
-# %% ../nbs/01a_mixed.ipynb #1cd4675d
 def fixed_effect_test(
     fit_or_data:MixedFit|pd.DataFrame,  # a fit, or the table to fit (by REML unless reml=False, as lmerTest)
     y:str="acc",              # response column, when data is given
@@ -512,7 +504,6 @@ def _pair_weights(levels:list, pairs, fixed:str) -> np.ndarray:
     if not rows: raise ValueError(f"pairs is empty: give at least one (a, b) pair of levels of {fixed!r}")
     return np.stack(rows)
 
-# %% ../nbs/01a_mixed.ipynb #d8d1ca54
 def contrasts(
     fit:MixedFit,            # a fitted model
     pairs:list|tuple,        # (a, b) pairs of levels of the fixed factor: each row estimates mean(b) - mean(a)
@@ -600,7 +591,6 @@ def _rerun_pair(d:pd.DataFrame, y:str, unit:list, rerun:str, confidence:float) -
                 lower=mean - half, upper=mean + half, sd_diff=sd_d, ms_rerun=ss_rerun / n_units, ms_repeat=ss_rep / df_rep,
                 df_rerun=n_units, df_repeat=df_rep, F=F, p=p)
 
-# %% ../nbs/01a_mixed.ipynb #e6a50288
 def rerun_test(
     data:pd.DataFrame,             # one row per run
     y:str="acc",                   # response column
@@ -663,6 +653,18 @@ def block_test(
         p = float(stats.f.sf(F, df_f, df_r))
     return dict(blocks=n_blocks, levels=n_levels, F=float(F), df_factor=df_f, df_resid=df_r, ms_factor=float(ss_f / df_f), ms_resid=float(ss_r / df_r), p=p)
 
+# %% ../nbs/01a_mixed.ipynb #f1780a23
+def has_lme4(
+    lmertest:bool=False,   # also require lmerTest (Satterthwaite's tests)
+) -> bool:                 # True when `Rscript` runs and loads lme4 (and lmerTest)
+    "Whether R with lme4 (and lmerTest) is available to `lme4_fit`."
+    if not shutil.which("Rscript"): return False
+    pkgs = ", ".join(f"'{p}'" for p in ["lme4"] + ["lmerTest"] * lmertest)
+    try: r = subprocess.run(["Rscript", "-e", f"quit(status = !all(sapply(c({pkgs}), requireNamespace, quietly = TRUE)))"],
+                            capture_output=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired): return False
+    return r.returncode == 0
+
 # %% ../nbs/01a_mixed.ipynb #f1a210f3
 _R_SCRIPT = r'''
 args <- commandArgs(trailingOnly = TRUE)
@@ -694,19 +696,6 @@ writeLines(msgs, file.path(dir, "messages.txt"))
 '''
 _R_INSTALL = "apt-get install r-cran-lme4 r-cran-lmertest (or, in R, install.packages(c('lme4', 'lmerTest')))"
 
-# %% ../nbs/01a_mixed.ipynb #f1780a23
-def has_lme4(
-    lmertest:bool=False,   # also require lmerTest (Satterthwaite's tests)
-) -> bool:                 # True when `Rscript` runs and loads lme4 (and lmerTest)
-    "Whether R with lme4 (and lmerTest) is available to `lme4_fit`."
-    if not shutil.which("Rscript"): return False
-    pkgs = ", ".join(f"'{p}'" for p in ["lme4"] + ["lmerTest"] * lmertest)
-    try: r = subprocess.run(["Rscript", "-e", f"quit(status = !all(sapply(c({pkgs}), requireNamespace, quietly = TRUE)))"],
-                            capture_output=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired): return False
-    return r.returncode == 0
-
-# %% ../nbs/01a_mixed.ipynb #b1edac20
 def lme4_fit(
     data:pd.DataFrame,        # one row per training run
     y:str="acc",              # response column

@@ -41,9 +41,6 @@ def declared_parameters(
     ann = dict(ns.get("__annotations__") or {})
     return {k: eval(t, {"typing": typing, **vars(typing), **ns}) if isinstance(t, str) else t for k, t in ann.items()}
 
-# %% ../nbs/05_params.ipynb #bfad6c7b
-class _Mismatch(Exception): "A value that does not fit a type; its message is a hint on how to write one that does."
-
 # %% ../nbs/05_params.ipynb #a3cc684e
 def type_name(tp) -> str:
     "How a parameter's type is written: 'int', 'list[float]', 'str | None'."
@@ -53,10 +50,11 @@ def type_name(tp) -> str:
     if origin is not None: return f"{origin.__name__}[{', '.join(type_name(a) for a in args)}]"
     return getattr(tp, "__name__", str(tp))
 
-# %% ../nbs/05_params.ipynb #38f7a20f
+# %% ../nbs/05_params.ipynb #bfad6c7b
+class _Mismatch(Exception): "A value that does not fit a type; its message is a hint on how to write one that does."
+
 class _Loader(yaml.SafeLoader): "PyYAML's safe loader, reading `1e-3` as a float (YAML 1.2) rather than a string (YAML 1.1)"
 
-# %% ../nbs/05_params.ipynb #40360841
 _Loader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*(\.[0-9_]*)?[eE][-+]?[0-9]+$"),
                               list("-+0123456789"))
 
@@ -112,7 +110,6 @@ def _coerce(v, tp):
         raise _Mismatch("")
     raise TypeError(f"check_parameters cannot check the type {type_name(tp)}")
 
-# %% ../nbs/05_params.ipynb #aac1c43f
 def check_value(
     name:str,  # the parameter's name, for the message
     value,     # its value
@@ -138,7 +135,6 @@ _BOUNDS = {"at least": (lambda v, x: v >= x), "above": (lambda v, x: v > x),
            "at most": (lambda v, x: v <= x), "below": (lambda v, x: v < x)}
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 
-# %% ../nbs/05_params.ipynb #5d926d4a
 @dataclass(frozen=True)
 class Constraint:
     "One clause of a parameter's constraints: a bound, an excluded value, `finite`, a set of choices, a list's length, `distinct` or `not empty`."

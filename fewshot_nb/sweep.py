@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/sweep.html.md"""
 
 # %% ../nbs/70_sweep.ipynb #f9dfdda6
 from __future__ import annotations
-from fastcore.basics import patch
 import ast, builtins, contextlib, itertools, json, os, re, shutil, socket, subprocess, sys, tempfile, time, traceback, typing
 from dataclasses import dataclass, field, asdict, fields
 from datetime import datetime, timezone
@@ -14,15 +13,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import yaml
-from .core import (atomic_write, save_json, save_csv, config_hash, worker_pool, progress as _core_progress, folder_lock, folder_locked, FolderBusy,
-                             file_sha256, run_files, get_logger, terminate_as_interrupt, check_out_folder, inside_folder)
+from .core import atomic_write, save_json, save_csv, config_hash, progress as _core_progress, file_sha256, get_logger
+from .run_folders import folder_lock, folder_locked, FolderBusy, run_files, check_out_folder, inside_folder
+from .workers import worker_pool, terminate_as_interrupt
 from .params import check_value, parameter_comments, parse_constraints
 _log = get_logger("sweep")
 
 # %% auto #0
 __all__ = ['DISTRIBUTIONS', 'RECORD', 'RUNNING', 'ERROR', 'OUTPUT', 'THREAD_VARS', 'SLURM_OPTIONS', 'SLURM_COUNTS',
            'sample_value', 'notebook_digest', 'Sweep', 'notebook_parameters', 'check_points', 'tidy_on_failure',
-           'run_point', 'record_complete', 'record_problems', 'point_state', 'sweep_status', 'status_counts',
+           'record_complete', 'record_problems', 'run_point', 'point_state', 'sweep_status', 'status_counts',
            'run_sweep', 'run_points', 'collect', 'main']
 
 # %% ../nbs/70_sweep.ipynb #2ea1c1a5
@@ -30,7 +30,6 @@ DISTRIBUTIONS = {   # name -> what its argument is
     "uniform": "[low, high]", "log_uniform": "[low, high], both > 0", "normal": "[mean, standard deviation > 0]", "int": "[low, high], inclusive",
     "log_int": "[low, high], inclusive, both > 0", "choice": "a list of values"}
 
-# %% ../nbs/70_sweep.ipynb #1de5688f
 def _check_spec(name, spec):
     "The (distribution, argument) of a search entry, or a ValueError that says what is wrong."
     if not (isinstance(spec, dict) and len(spec) == 1):
@@ -111,71 +110,61 @@ class Sweep:
             if k in seen: raise ValueError(f"parameter {k!r} is set twice, in {seen[k]} and in {where}: keep one")
             seen[k] = where
 
-# %% ../nbs/70_sweep.ipynb #075f0db9
-@patch(cls_method=True)
-def from_yaml(cls:Sweep, path:str|Path) -> "Sweep":
-    "A sweep from a YAML file with the same keys as the class (and an optional `executor:` section, read by `run_sweep`)."
-    text = Path(path).read_text()
-    if not text.strip(): raise ValueError(f"{path} is empty: a sweep file is a mapping (notebook: ..., out_dir: ..., grid: ...)")
-    d = yaml.safe_load(text) or {}
-    if not isinstance(d, dict): raise ValueError(f"{path}: a sweep file is a mapping (notebook: ..., out_dir: ..., grid: ...)")
-    d.pop("executor", None)
-    allowed = [f.name for f in fields(cls)]
-    if unknown := [k for k in d if k not in allowed]: raise ValueError(f"{path}: unknown key{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}; a sweep file takes {', '.join(allowed)} and executor")
-    if missing := [k for k in ("notebook", "out_dir") if k not in d]: raise ValueError(f"{path}: {' and '.join(missing)} missing")
-    return cls(**d)
+    @classmethod
+    def from_yaml(cls, path:str|Path) -> "Sweep":
+        "A sweep from a YAML file with the same keys as the class (and an optional `executor:` section, read by `run_sweep`)."
+        text = Path(path).read_text()
+        if not text.strip(): raise ValueError(f"{path} is empty: a sweep file is a mapping (notebook: ..., out_dir: ..., grid: ...)")
+        d = yaml.safe_load(text) or {}
+        if not isinstance(d, dict): raise ValueError(f"{path}: a sweep file is a mapping (notebook: ..., out_dir: ..., grid: ...)")
+        d.pop("executor", None)
+        allowed = [f.name for f in fields(cls)]
+        if unknown := [k for k in d if k not in allowed]: raise ValueError(f"{path}: unknown key{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}; a sweep file takes {', '.join(allowed)} and executor")
+        if missing := [k for k in ("notebook", "out_dir") if k not in d]: raise ValueError(f"{path}: {' and '.join(missing)} missing")
+        return cls(**d)
 
-# %% ../nbs/70_sweep.ipynb #ad2d0265
-@patch
-def to_yaml(self:Sweep) -> str:
-    "The sweep as YAML (`from_yaml` reads it back)."
-    return yaml.safe_dump(asdict(self), sort_keys=False)
+    def to_yaml(self) -> str:
+        "The sweep as YAML (`from_yaml` reads it back)."
+        return yaml.safe_dump(asdict(self), sort_keys=False)
 
-# %% ../nbs/70_sweep.ipynb #750888d4
-@patch
-def points(self:Sweep) -> list[dict]:
-    "Every run of the sweep: name, folder, configuration number, seed, repeat and the notebook's parameters."
-    nb = Path(self.notebook)
-    if not nb.is_file(): raise FileNotFoundError(f"notebook {self.notebook} not found (paths are relative to the folder the sweep is run from: {Path.cwd()})")
-    digest, out = notebook_digest(nb), Path(self.out_dir).absolute()
-    pts = []
-    for c, config in enumerate(self.configurations()):
-        for seed in (self.seeds or [None]):
-            for r in range(self.repeats):
-                params = {**self.fixed, **config, **({self.seed_param: seed} if seed is not None else {}),
-                          **({self.repeat_param: r} if self.repeat_param else {})}
-                name = f"{nb.stem}-{config_hash(dict(notebook=digest, params=params, repeat=r), n=12)}"
-                pts.append(dict(name=name, folder=str(out/"points"/name), notebook=str(nb.absolute()), notebook_digest=digest,
-                                config=c, seed=params.get(self.seed_param), repeat=r, params=params, out_param=self.out_param, results=list(self.results)))
-    return pts
+    def points(self) -> list[dict]:
+        "Every run of the sweep: name, folder, configuration number, seed, repeat and the notebook's parameters."
+        nb = Path(self.notebook)
+        if not nb.is_file(): raise FileNotFoundError(f"notebook {self.notebook} not found (paths are relative to the folder the sweep is run from: {Path.cwd()})")
+        digest, out = notebook_digest(nb), Path(self.out_dir).absolute()
+        pts = []
+        for c, config in enumerate(self.configurations()):
+            for seed in (self.seeds or [None]):
+                for r in range(self.repeats):
+                    params = {**self.fixed, **config, **({self.seed_param: seed} if seed is not None else {}),
+                              **({self.repeat_param: r} if self.repeat_param else {})}
+                    name = f"{nb.stem}-{config_hash(dict(notebook=digest, params=params, repeat=r), n=12)}"
+                    pts.append(dict(name=name, folder=str(out/"points"/name), notebook=str(nb.absolute()), notebook_digest=digest,
+                                    config=c, seed=params.get(self.seed_param), repeat=r, params=params, out_param=self.out_param, results=list(self.results)))
+        return pts
 
-# %% ../nbs/70_sweep.ipynb #c6da4d44
-@patch
-def configurations(self:Sweep) -> list[dict]:
-    "Every configuration: the grid's combinations, each with each of the `n_configs` random draws."
-    combos = [dict(zip(self.grid, vals)) for vals in itertools.product(*self.grid.values())]
-    rng = np.random.default_rng(self.search_seed)
-    draws = [{k: sample_value(v, rng) for k, v in self.search.items()} for _ in range(self.n_configs)] or [{}]
-    return [{**g, **d} for g in combos for d in draws]
+    def configurations(self) -> list[dict]:
+        "Every configuration: the grid's combinations, each with each of the `n_configs` random draws."
+        combos = [dict(zip(self.grid, vals)) for vals in itertools.product(*self.grid.values())]
+        rng = np.random.default_rng(self.search_seed)
+        draws = [{k: sample_value(v, rng) for k, v in self.search.items()} for _ in range(self.n_configs)] or [{}]
+        return [{**g, **d} for g in combos for d in draws]
 
-# %% ../nbs/70_sweep.ipynb #534e1a46
-@patch(as_prop=True)
-def swept(self:Sweep) -> list[str]:  # the parameters that vary from point to point
-    "The names of the parameters that vary from point to point (grid, search, seed and repeat)."
-    return list(self.grid) + list(self.search) + [self.seed_param] * bool(self.seeds) + [self.repeat_param] * bool(self.repeat_param)
+    @property
+    def swept(self) -> list[str]:  # the parameters that vary from point to point
+        "The names of the parameters that vary from point to point (grid, search, seed and repeat)."
+        return list(self.grid) + list(self.search) + [self.seed_param] * bool(self.seeds) + [self.repeat_param] * bool(self.repeat_param)
 
-# %% ../nbs/70_sweep.ipynb #7fcf3210
-@patch
-def check_notebook(self:Sweep) -> dict:
-    "The notebook's declared parameters (papermill's reading of its `parameters` cell); refuses a sweep that sets any other."
-    import papermill as pm
-    declared = pm.inspect_notebook(str(self.notebook))
-    if not declared: raise ValueError(f"{self.notebook} has no cell tagged 'parameters': papermill cannot set its parameters")
-    setting = list(self.fixed) + self.swept + [self.out_param]
-    if unknown := [k for k in setting if k not in declared]:
-        raise ValueError(f"{self.notebook} has no parameter{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}; "
-                         f"it declares {', '.join(declared)}")
-    return declared
+    def check_notebook(self) -> dict:
+        "The notebook's declared parameters (papermill's reading of its `parameters` cell); refuses a sweep that sets any other."
+        import papermill as pm
+        declared = pm.inspect_notebook(str(self.notebook))
+        if not declared: raise ValueError(f"{self.notebook} has no cell tagged 'parameters': papermill cannot set its parameters")
+        setting = list(self.fixed) + self.swept + [self.out_param]
+        if unknown := [k for k in setting if k not in declared]:
+            raise ValueError(f"{self.notebook} has no parameter{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}; "
+                             f"it declares {', '.join(declared)}")
+        return declared
 
 # %% ../nbs/70_sweep.ipynb #a6fa252d
 def notebook_parameters(
@@ -238,7 +227,6 @@ def _dirs_under(folder:Path) -> set:
     "`folder` and every folder under it (none where it does not exist); links are not followed."
     return {folder, *(p for p in folder.rglob("*") if p.is_dir() and not p.is_symlink())} if folder.is_dir() else set()
 
-# %% ../nbs/70_sweep.ipynb #a721dff4
 def _remove_new_empty(folder:Path, anchor:Path, old:set) -> list:
     "Remove, deepest first, the empty folders under `folder`, then `folder` and its parents below `anchor`, that are not in `old`."
     new = sorted(_dirs_under(folder) - old, key=lambda p: len(p.parts), reverse=True)
@@ -269,15 +257,12 @@ RECORD, RUNNING, ERROR, OUTPUT = "record.json", "running.json", "error.json", "o
 _ANSI = re.compile(r"\x1B(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
-# %% ../nbs/70_sweep.ipynb #1ece179d
 def _now(): return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
-# %% ../nbs/70_sweep.ipynb #b9f1701d
 def _read_json(path:Path):
     try: return json.loads(path.read_text())
     except (OSError, ValueError): return None
 
-# %% ../nbs/70_sweep.ipynb #0005c148
 def _files(folder:Path) -> dict:
     "relative path -> size and SHA-256 of every file of a run's output folder: what 'done' is checked against."
     return {f: dict(bytes=(folder/f).stat().st_size, sha256=file_sha256(folder/f)) for f in run_files(folder)}
@@ -288,7 +273,6 @@ def _start_time(pid:int) -> str|None:
     try: return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
     except (OSError, IndexError): return None
 
-# %% ../nbs/70_sweep.ipynb #adab0a40
 def _alive(pid:int, started:str|None=None) -> bool:
     "Whether process `pid` runs (a zombie does not) and, where its start time is known, is the same process (pids are reused)."
     try: os.kill(pid, 0)
@@ -298,6 +282,30 @@ def _alive(pid:int, started:str|None=None) -> bool:
         if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X"): return False   # killed, not yet reaped
     except (OSError, IndexError): pass
     return started is None or _start_time(pid) in (None, started)
+
+# %% ../nbs/70_sweep.ipynb #8acce293
+def record_complete(
+    folder:str|Path,   # a point's folder
+) -> bool:
+    "Whether a point has finished: its record says 'done' and every file it lists is there with the bytes it lists (SHA-256)."
+    return not record_problems(folder)
+
+def record_problems(
+    folder:str|Path,   # a point's folder
+) -> list[str]:        # why the point is not finished; [] when it is
+    "What keeps a point from being finished: no record, a record of another format, a file missing or changed since it was written."
+    folder = Path(folder); rec = _read_json(folder/RECORD)
+    if not rec: return [f"no {RECORD}"]
+    if rec.get("status") != "done" or not isinstance(rec.get("files"), dict): return [f"{RECORD} does not say 'done'"]
+    problems = []
+    for f, want in rec["files"].items():
+        try: p = inside_folder(folder/OUTPUT, f)   # a name outside out/ (absolute, '..', a link) is a problem, and is not read
+        except ValueError as e: problems.append(f"{RECORD} lists {f!r}, which is not a file of {OUTPUT}/ ({e}): not read"); continue
+        if not isinstance(want, dict) or "sha256" not in want: return [f"{RECORD} lists sizes only (an earlier version): the files cannot be checked"]
+        if not p.is_file(): problems.append(f"{OUTPUT}/{f} is missing")
+        elif p.stat().st_size != want.get("bytes") or file_sha256(p) != want["sha256"]:
+            problems.append(f"{OUTPUT}/{f} has changed since the run finished (its SHA-256 differs from {RECORD})")
+    return problems
 
 # %% ../nbs/70_sweep.ipynb #98c12f29
 def run_point(
@@ -309,7 +317,7 @@ def run_point(
     """Run one point with papermill in its folder: `notebook.ipynb` (the executed notebook), `out/` (the run's files),
     then `record.json`, written last and atomically, with the size and SHA-256 of every file of `out/`: a point is
     finished when, and only when, every file matches that record. The point is claimed under the folder's lock
-    (`core.folder_lock`) before its kernel starts: a point another process runs is skipped, never run twice at once.
+    (`run_folders.folder_lock`) before its kernel starts: a point another process runs is skipped, never run twice at once.
     A failed run leaves its `error.json` and executed notebook, and removes its partial `out/`."""
     folder = Path(point["folder"])
     anchor, old = next(p for p in (folder, *folder.parents) if p.exists()), _dirs_under(folder)   # what was there: never removed
@@ -318,7 +326,6 @@ def run_point(
         except FolderBusy as e: return dict(name=point["name"], status="skipped", seconds=0.0, error=str(e))
         return _run_claimed(point, folder, anchor, old, threads, cwd, log_output)
 
-# %% ../nbs/70_sweep.ipynb #8045e200
 def _run_claimed(point, folder, anchor, old, threads, cwd, log_output) -> dict:
     "`run_point` under the point's lock."
     if record_complete(folder): return dict(name=point["name"], status="done", seconds=0.0)   # finished by another process meanwhile
@@ -362,45 +369,6 @@ def _run_claimed(point, folder, anchor, old, threads, cwd, log_output) -> dict:
             shutil.rmtree(folder/OUTPUT, ignore_errors=True)   # its partial files: the run's own; error.json and notebook.ipynb stay
             _remove_new_empty(folder, anchor, old)
 
-# %% ../nbs/70_sweep.ipynb #8acce293
-def record_complete(
-    folder:str|Path,   # a point's folder
-) -> bool:
-    "Whether a point has finished: its record says 'done' and every file it lists is there with the bytes it lists (SHA-256)."
-    return not record_problems(folder)
-
-# %% ../nbs/70_sweep.ipynb #29167e89
-def record_problems(
-    folder:str|Path,   # a point's folder
-) -> list[str]:        # why the point is not finished; [] when it is
-    "What keeps a point from being finished: no record, a record of another format, a file missing or changed since it was written."
-    folder = Path(folder); rec = _read_json(folder/RECORD)
-    if not rec: return [f"no {RECORD}"]
-    if rec.get("status") != "done" or not isinstance(rec.get("files"), dict): return [f"{RECORD} does not say 'done'"]
-    problems = []
-    for f, want in rec["files"].items():
-        try: p = inside_folder(folder/OUTPUT, f)   # a name outside out/ (absolute, '..', a link) is a problem, and is not read
-        except ValueError as e: problems.append(f"{RECORD} lists {f!r}, which is not a file of {OUTPUT}/ ({e}): not read"); continue
-        if not isinstance(want, dict) or "sha256" not in want: return [f"{RECORD} lists sizes only (an earlier version): the files cannot be checked"]
-        if not p.is_file(): problems.append(f"{OUTPUT}/{f} is missing")
-        elif p.stat().st_size != want.get("bytes") or file_sha256(p) != want["sha256"]:
-            problems.append(f"{OUTPUT}/{f} has changed since the run finished (its SHA-256 differs from {RECORD})")
-    return problems
-
-# %% ../nbs/70_sweep.ipynb #215e19f6
-def _slurm_jobs() -> set|None:
-    "Ids of the jobs Slurm knows (queued or running; array tasks as 'job_task'), or None without Slurm."
-    try: out = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired): return None
-    if out.returncode: return None
-    ids = set()
-    for s in out.stdout.split():
-        ids.add(s)
-        if m := re.fullmatch(r"(\d+)_\[(.+)\]", s):   # a pending array range, e.g. 123_[4-7%2]
-            for part in m.group(2).split("%")[0].split(","):
-                a, _, b = part.partition("-"); ids.update(f"{m.group(1)}_{i}" for i in range(int(a), int(b or a) + 1))
-    return ids
-
 # %% ../nbs/70_sweep.ipynb #fbac1117
 def point_state(
     folder:str|Path,   # a point's folder
@@ -419,7 +387,20 @@ def point_state(
         elif run.get("host") == socket.gethostname() and run.get("pid") and _alive(int(run["pid"]), run.get("pid_started")): return "running"
     return "failed" if (folder/ERROR).is_file() else "pending"
 
-# %% ../nbs/70_sweep.ipynb #84131144
+# %% ../nbs/70_sweep.ipynb #215e19f6
+def _slurm_jobs() -> set|None:
+    "Ids of the jobs Slurm knows (queued or running; array tasks as 'job_task'), or None without Slurm."
+    try: out = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired): return None
+    if out.returncode: return None
+    ids = set()
+    for s in out.stdout.split():
+        ids.add(s)
+        if m := re.fullmatch(r"(\d+)_\[(.+)\]", s):   # a pending array range, e.g. 123_[4-7%2]
+            for part in m.group(2).split("%")[0].split(","):
+                a, _, b = part.partition("-"); ids.update(f"{m.group(1)}_{i}" for i in range(int(a), int(b or a) + 1))
+    return ids
+
 def sweep_status(
     sweep:Sweep,
     points:list|None=None,  # `sweep.points()`, if already computed
@@ -447,17 +428,6 @@ SLURM_OPTIONS = dict(   # run_sweep's `slurm` keys -> submitit's parameters
     timeout_min="timeout_min", account="slurm_account", qos="slurm_qos", array_parallelism="slurm_array_parallelism",
     constraint="slurm_constraint", exclude="slurm_exclude", additional="slurm_additional_parameters", setup="slurm_setup")
 
-# %% ../nbs/70_sweep.ipynb #66144e01
-def _init_worker(threads):
-    if threads is not None:
-        for v in THREAD_VARS: os.environ[v] = str(threads)
-
-# %% ../nbs/70_sweep.ipynb #b36c5b9f
-def _progress(total, initial, desc, show):
-    "The sweep's bar: `core.progress` (text on stderr, one switch), refreshed at most every second (a run takes longer)."
-    return _core_progress(total, initial=initial, desc=desc, unit="run", show=show, mininterval=1.0)
-
-# %% ../nbs/70_sweep.ipynb #f4c1838b
 SLURM_COUNTS = {"gpus_per_node": 0, "cpus_per_task": 1, "timeout_min": 1, "array_parallelism": 1}   # Slurm options that are counts: their least value
 
 def _check_executor(workers, threads, slurm:dict) -> None:
@@ -471,7 +441,11 @@ def _check_executor(workers, threads, slurm:dict) -> None:
     if "mem_gb" in slurm and (isinstance(m := slurm["mem_gb"], bool) or not isinstance(m, (int, float)) or not (m > 0 and np.isfinite(m))):
         raise ValueError(f"the Slurm option mem_gb must be a number of gigabytes > 0, got {m!r}")
 
-# %% ../nbs/70_sweep.ipynb #bee36d1a
+# %% ../nbs/70_sweep.ipynb #b36c5b9f
+def _progress(total, initial, desc, show):
+    "The sweep's bar: `core.progress` (text on stderr, one switch), refreshed at most every second (a run takes longer)."
+    return _core_progress(total, initial=initial, desc=desc, unit="run", show=show, mininterval=1.0)
+
 def run_sweep(
     sweep:Sweep|str|Path,     # a `Sweep`, or the path of its YAML file
     executor:str|None=None,   # 'local' (a process pool) or 'slurm' (submitit); None: the file's executor section, else 'local'
@@ -533,7 +507,11 @@ def run_points(
     out = Path(log_dir) if log_dir is not None else Path(todo[0]["folder"]).parent.parent if todo else Path.cwd()   # <out_dir>/points/<name>
     return _run_slurm(todo, out, threads, cwd, slurm or {}, wait, bar)
 
-# %% ../nbs/70_sweep.ipynb #e20b0716
+# %% ../nbs/70_sweep.ipynb #66144e01
+def _init_worker(threads):
+    if threads is not None:
+        for v in THREAD_VARS: os.environ[v] = str(threads)
+
 def _run_local(todo, workers, threads, cwd, bar):
     import importlib
     from concurrent.futures import as_completed
@@ -549,7 +527,6 @@ def _run_local(todo, workers, threads, cwd, bar):
             ex.stop_now(); raise
         finally: bar.close()
 
-# %% ../nbs/70_sweep.ipynb #2dbcbe11
 def _run_slurm(todo, out, threads, cwd, options, wait, bar):
     import importlib
     try: import submitit
@@ -624,7 +601,6 @@ def main(argv:list|None=None) -> int:
     a = ap.parse_args(argv)
     with terminate_as_interrupt(): return _sweep_command(ap, a)   # SIGTERM stops a sweep as Ctrl-C does: its points pending
 
-# %% ../nbs/70_sweep.ipynb #ee850c27
 def _sweep_command(ap, a) -> int:   # the exit status
     "Run the sweep command `a` parsed by `ap`, turning every refusal into a message and an exit status."
     try:

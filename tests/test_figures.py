@@ -29,6 +29,8 @@ PAGES = {str(p.relative_to(NBS).with_suffix("")): p for p in load_tool("build_do
 # Pages that show no results, so no figure is asked of them: page (path under nbs/, no suffix) -> why.
 NO_RESULTS = {
     "00_core": "infrastructure: paths, seeds, logging, registries and the figure checks themselves; nothing is measured",
+    "02_run_folders": "run records, locks, completion records and staged runs: files and processes, checked; nothing is measured",
+    "03_workers": "worker processes and signals: processes started, stopped and checked; nothing is measured",
     "20_tasks": "tensor helpers for batches of tasks (padding, masks, prototypes, distances), checked on closed forms",
     "90_cli": "the command line: commands and their messages",
     "index": "the landing page, whose figures come separately",

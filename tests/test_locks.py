@@ -17,7 +17,7 @@ that the processes overlap; each test takes a few seconds, most of it starting i
 import json, os, runpy, signal, subprocess, sys, time
 from pathlib import Path
 import torch
-from fewshot_nb.core import cache_lock
+from fewshot_nb.run_folders import cache_lock
 from fewshot_nb.features import feature_cache_entry
 from fewshot_nb.data.sources import FeatureSource
 

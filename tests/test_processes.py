@@ -5,7 +5,7 @@ with a marker in its environment that every process it starts inherits (the kern
 Once the workers train, papermill is stopped, with SIGTERM (what a time limit sends) or SIGKILL (what the
 out-of-memory killer sends, and what leaves no chance to clean up). Within a few seconds no process carrying the
 marker may be left: the kernel exits when papermill is gone (jupyter_client tells it its parent), and the workers
-when the kernel is gone (`fewshot_nb.core.worker_pool`).
+when the kernel is gone (`fewshot_nb.workers.worker_pool`).
 """
 import os, signal, subprocess, sys, time, uuid
 from pathlib import Path

@@ -75,8 +75,8 @@ def test_an_interrupt_dropped_in_a_finaliser_still_stops_the_run():
     (the solvers' chunks, the trainer's steps) call `check_interrupt`, which raises it again."""
     import gc
     import torch
-    from fewshot_nb import core
-    from fewshot_nb.core import terminate_as_interrupt, check_interrupt
+    from fewshot_nb import workers
+    from fewshot_nb.workers import terminate_as_interrupt, check_interrupt
     from fewshot_nb.solvers.base import ProtoNet, solve_batch, synthetic_features
     from fewshot_nb.data.samplers import EpisodeSampler
     class Swallows:
@@ -87,7 +87,7 @@ def test_an_interrupt_dropped_in_a_finaliser_still_stops_the_run():
     tasks = EpisodeSampler(src, n_way=5, n_shot=1, n_query=5).sample_batch(20, seed=0)
     with terminate_as_interrupt():
         Swallows(); gc.collect()                                       # no KeyboardInterrupt here: dropped, and the code went on
-        assert core._interrupted.is_set()                              # ... but the signal was seen
+        assert workers._interrupted.is_set()                           # ... but the signal was seen
         with pytest.raises(KeyboardInterrupt): solve_batch(ProtoNet(), src, tasks, chunk=5)
     check_interrupt()                                                  # the block's end forgets it
     assert len(solve_batch(ProtoNet(), src, tasks)) == 20

@@ -523,7 +523,7 @@ def _(c):
 @case("features", "a .pt features file of NumPy arrays (accepted)")
 def _(c):
     import torch, numpy as np
-    from fewshot_nb.core import check_completion
+    from fewshot_nb.run_folders import check_completion
     x = np.abs(np.random.default_rng(0).normal(size=(40, 4))).astype("float32")
     torch.save(dict(features=x, labels=np.repeat(np.arange(8), 5)), c.dir/"feats.pt")
     c.baseline()
@@ -829,7 +829,7 @@ def _(c): sweep_cli(c, "", 2, "is empty: a sweep file is a mapping")
 
 POOL = '''
 import sys, time
-from fewshot_nb.core import worker_pool
+from fewshot_nb.workers import worker_pool
 if __name__ == "__main__":   # spawned workers import this file again: they must not start a pool of their own
     with worker_pool(2) as ex:
         futures = [ex.submit(time.sleep, 300) for _ in range(2)]
@@ -856,7 +856,7 @@ EVAL_CLI = "import sys; from fewshot_nb.cli import main; sys.exit(main())"
 
 @case("concurrency", "two evaluate runs into one --out")
 def _(c):
-    from fewshot_nb.core import check_completion
+    from fewshot_nb.run_folders import check_completion
     feats, out = features_file(c.dir/"feats.npz", n_classes=12, per_class=20, dim=32), c.dir/"mine"
     c.baseline()
     first = python("-c", EVAL_CLI, "evaluate", feats, "--methods", "protonet,tim", "--shots", "1", "--tasks", "600", "--device", "cpu",
@@ -902,7 +902,7 @@ def _(c):
 def _(c):
     import errno
     from unittest import mock
-    from fewshot_nb.core import check_completion
+    from fewshot_nb.run_folders import check_completion
     feats, out = features_file(c.dir/"feats.npz"), c.dir/"runs"/"mine"
     real = __import__("fewshot_nb.bench.evaluate", fromlist=["save_csv"]).save_csv
     calls = []
@@ -1286,13 +1286,13 @@ def finished_evaluate(c:Case, out:Path) -> Path:
 
 def record_lists(out:Path, *names):
     "Add `names` to the completion record of the run in `out` (sizes and digests of the victim file)."
-    from fewshot_nb.core import COMPLETE
+    from fewshot_nb.run_folders import COMPLETE
     rec = json.loads((out/COMPLETE).read_text())
     rec["files"] |= {n: dict(bytes=9, sha256="0" * 64) for n in names}
     (out/COMPLETE).write_text(json.dumps(rec))
 
 def force_over_bad_record(c:Case, name:str):
-    from fewshot_nb.core import check_completion
+    from fewshot_nb.run_folders import check_completion
     out, victim = c.dir/"runs"/"mine", c.dir/"victim.txt"
     feats = finished_evaluate(c, out)
     victim.write_text("precious\n")
@@ -1351,7 +1351,7 @@ def _(c):
 
 @case("folders", "a run's sub-folder in --out that is a symbolic link (staged_run)")
 def _(c):
-    from fewshot_nb.core import staged_run
+    from fewshot_nb.run_folders import staged_run
     out, elsewhere = c.dir/"mine", c.dir/"elsewhere"
     out.mkdir(); elsewhere.mkdir(); (elsewhere/"tasks.csv").write_text("precious\n"); (out/"manifests").symlink_to(elsewhere)
     def run():
@@ -1363,7 +1363,7 @@ def _(c):
 
 @case("completion", "a run that writes a dot-file and a link: the record covers what it keeps")
 def _(c):
-    from fewshot_nb.core import staged_run, check_completion, run_files
+    from fewshot_nb.run_folders import staged_run, check_completion, run_files
     out = c.dir/"mine"
     c.baseline()
     with staged_run(out) as stage:
@@ -1377,7 +1377,7 @@ def _(c):
 
 @case("killed", "--out holding the 5 MB staging folder of a dead run (SIGKILL)")
 def _(c):
-    from fewshot_nb.core import check_completion
+    from fewshot_nb.run_folders import check_completion
     out = c.dir/"runs"/"mine"; dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     stage = out/f".staging-{int(dead.stdout)}"; stage.mkdir(parents=True)
     (stage/"tasks.csv").write_bytes(b"0" * (5 << 20)); (out/".lock").write_text('{"pid": %d}' % int(dead.stdout))
@@ -1391,7 +1391,7 @@ def _(c):
 @case("killed", "evaluate SIGKILLed mid-run, then the next run into the same --out")
 def _(c):
     import numpy as np
-    from fewshot_nb.core import check_completion
+    from fewshot_nb.run_folders import check_completion
     rng = np.random.default_rng(0)
     feats, out = c.dir/"feats.npz", c.dir/"runs"/"mine"
     np.savez(feats, features=rng.random((600, 32), dtype=np.float32), labels=np.repeat(np.arange(20), 30))
@@ -1413,11 +1413,11 @@ def _(c):
 def _(c):
     import errno
     from unittest import mock
-    from fewshot_nb.core import check_completion
+    from fewshot_nb.run_folders import check_completion
     feats, out = features_file(c.dir/"feats.npz"), c.dir/"runs"/"mine"
     c.baseline()
     def refused(*a, **kw): raise OSError(errno.EACCES, "Permission denied", str(out/"results.csv"))
-    with mock.patch("fewshot_nb.bench.evaluate.save_csv", refused), mock.patch("fewshot_nb.core.shutil.rmtree"):
+    with mock.patch("fewshot_nb.bench.evaluate.save_csv", refused), mock.patch("fewshot_nb.run_folders.shutil.rmtree"):
         c.cli(fewshot_nb_main(), ["evaluate", feats, *EVAL, "--out", out], 1, f"it left .staging-{os.getpid()} in {out}, which could not be removed")
     shown = c.error
     c.expect("nothing half-written was kept" not in shown, "the message claims nothing was kept")

@@ -56,7 +56,8 @@ def evaluate_path():
 def generator_path():
     "Path 3: the jitter generator beside the stored models and humans."
     import torch.nn.functional as F
-    from fewshot_nb.core import RunRecord, save_csv, save_figure, page_fontsize
+    from fewshot_nb.core import save_csv, save_figure, page_fontsize
+    from fewshot_nb.run_folders import RunRecord
     from fewshot_nb.bench.generation import GenerationBench, score_generator, plot_plane, summarise_scores
     from fewshot_nb.generation.metrics import distance_to_humans
 

@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bench/classification.html.md"""
 
 # %% ../../nbs/bench/61_classification.ipynb #93c16afa
 from __future__ import annotations
-from fastcore.basics import patch
 import time
 from dataclasses import dataclass, asdict
 from pathlib import Path
@@ -14,10 +13,11 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 import torch
-from ..core import derive_seed, config_hash, progress, check_out_folder
+from ..core import derive_seed, config_hash, progress
+from ..run_folders import check_out_folder
 from ..metrics import accuracy, check_scores, paired_comparison, summarise, holm
 from ..data.samplers import EpisodeSampler, TaskManifest
-from ..solvers.base import SOLVERS, Solver, make_solver, evaluate
+from ..solvers.base import SOLVERS, Solver, make_solver, evaluate_solver
 from ..solvers.baselines import pixel_nn_scores, mhd_scores
 
 # %% auto #0
@@ -43,33 +43,26 @@ class TaskSetting:
         if self.query_dist not in ("balanced", "dirichlet"): raise ValueError(f"{self.name}: query_dist must be 'balanced' or 'dirichlet', got {self.query_dist!r}")
         if self.support_from == self.name: raise ValueError(f"{self.name}: a setting cannot take its support sets from itself")
 
-# %% ../../nbs/bench/61_classification.ipynb #be04aaf4
-@patch
-def sampler(self:TaskSetting, data) -> EpisodeSampler:
-    "The sampler of this setting over `data` (Dirichlet tasks that ask a class for more queries than it has are redrawn)."
-    kw = dict(query_dist="dirichlet", dirichlet_a=self.dirichlet_a, on_cap="resample") if self.query_dist == "dirichlet" else {}
-    return EpisodeSampler(data, self.n_way, self.n_shot, self.n_query, structure=self.structure,
-                          skip_small=self.structure == "within_group", **kw)
+    def sampler(self, data) -> EpisodeSampler:
+        "The sampler of this setting over `data` (Dirichlet tasks that ask a class for more queries than it has are redrawn)."
+        kw = dict(query_dist="dirichlet", dirichlet_a=self.dirichlet_a, on_cap="resample") if self.query_dist == "dirichlet" else {}
+        return EpisodeSampler(data, self.n_way, self.n_shot, self.n_query, structure=self.structure,
+                              skip_small=self.structure == "within_group", **kw)
 
-# %% ../../nbs/bench/61_classification.ipynb #292b6554
-@patch
-def row(self:TaskSetting) -> dict:
-    "The columns this setting adds to every result row."
-    return dict(setting=self.name, n_way=self.n_way, n_shot=self.n_shot, a=self.a, structure=self.structure, source=self.source)
+    def row(self) -> dict:
+        "The columns this setting adds to every result row."
+        return dict(setting=self.name, n_way=self.n_way, n_shot=self.n_shot, a=self.a, structure=self.structure, source=self.source)
 
-# %% ../../nbs/bench/61_classification.ipynb #e51bd678
-@patch
-def twin(self:TaskSetting, name:str, **changes) -> "TaskSetting":
-    "A setting named `name` with the same tasks as this one (classes and support sets) and query sets drawn by `changes`."
-    if bad := sorted(set(changes) - {"n_query", "query_dist", "dirichlet_a"}):
-        raise ValueError(f"twin tasks share their classes and support sets: only n_query, query_dist and dirichlet_a may change, not {bad}")
-    return TaskSetting(**{**asdict(self), "name": name, "support_from": self.name, **changes})
+    def twin(self, name:str, **changes) -> "TaskSetting":
+        "A setting named `name` with the same tasks as this one (classes and support sets) and query sets drawn by `changes`."
+        if bad := sorted(set(changes) - {"n_query", "query_dist", "dirichlet_a"}):
+            raise ValueError(f"twin tasks share their classes and support sets: only n_query, query_dist and dirichlet_a may change, not {bad}")
+        return TaskSetting(**{**asdict(self), "name": name, "support_from": self.name, **changes})
 
-# %% ../../nbs/bench/61_classification.ipynb #bf0da81e
-@patch(as_prop=True)
-def a(self:TaskSetting) -> float:
-    "The Dirichlet concentration of the query proportions; inf for balanced tasks (the limit a -> inf)."
-    return float(self.dirichlet_a) if self.query_dist == "dirichlet" else float("inf")
+    @property
+    def a(self) -> float:
+        "The Dirichlet concentration of the query proportions; inf for balanced tasks (the limit a -> inf)."
+        return float(self.dirichlet_a) if self.query_dist == "dirichlet" else float("inf")
 
 # %% ../../nbs/bench/61_classification.ipynb #ffe49ece
 def setting_seed(seed:int, name:str) -> int:
@@ -95,7 +88,6 @@ def split_source(
 # %% ../../nbs/bench/61_classification.ipynb #49668b50
 Scorer = Callable   # (manifest:TaskManifest, data) -> (n_tasks,) per-task accuracy
 
-# %% ../../nbs/bench/61_classification.ipynb #767d7309
 def solver_scorer(
     solver:Solver|str,  # a solver, or a name of `SOLVERS` (built with its defaults and `kw`)
     device=None,        # where to solve (default: where the features are)
@@ -105,7 +97,7 @@ def solver_scorer(
 ) -> Scorer:
     "Per-task accuracy of a solver on a manifest over a `FeatureSource`."
     s = make_solver(solver, **kw) if isinstance(solver, str) else solver
-    def score(manifest:TaskManifest, data) -> np.ndarray: return evaluate(s, data, manifest, chunk=chunk, device=device, seed=seed)
+    def score(manifest:TaskManifest, data) -> np.ndarray: return evaluate_solver(s, data, manifest, chunk=chunk, device=device, seed=seed)
     score.solver = s
     return score
 
@@ -146,13 +138,11 @@ PAIRED_COLUMNS = ["mean_diff_pp", "low_pp", "high_pp", "wilcoxon_p", "wilcoxon_p
 def _check_frac(value:str):
     if not str(value).endswith("_frac"): raise ValueError(f"the per-task score must be a fraction in a `_frac` column (e.g. acc_frac), got {value!r}")
 
-# %% ../../nbs/bench/61_classification.ipynb #f264711d
 def _paired_row(pc) -> dict:
     "The columns of `PAIRED_COLUMNS` from a `metrics.Paired` computed on percents."
     return dict(mean_diff_pp=pc.mean_diff, low_pp=pc.low, high_pp=pc.high, wilcoxon_p=pc.wilcoxon_p,
                 n_wins=pc.wins, n_losses=pc.losses, n_ties=pc.ties, n=pc.n)
 
-# %% ../../nbs/bench/61_classification.ipynb #f4891f92
 def _paired_table(rows:list, keys:list) -> pd.DataFrame:
     "The rows of one call's comparisons, with `wilcoxon_p_holm`: their Wilcoxon p-values adjusted by Holm's method, the rows being the family."
     t = pd.DataFrame(rows, columns=[*keys, *PAIRED_COLUMNS])
@@ -219,124 +209,109 @@ class ClassificationBench:
         return (f"ClassificationBench({len(self.settings)} settings x {len(self.seeds)} seeds x {self.n_tasks} tasks; "
                 f"sources: {srcs}; {len({r['method'] for r in self.rows})} methods evaluated)")
 
-# %% ../../nbs/bench/61_classification.ipynb #976bb166
-@patch
-def add_manifest(self:ClassificationBench,
-                 setting:TaskSetting,        # its name, shape and source; `n_tasks` and the query distribution are the manifest's
-                 manifest:TaskManifest,      # fixed tasks, e.g. `lake_runs(runs)`: the same for every seed
-                ) -> "ClassificationBench":
-    "Add a fixed manifest (such as Lake's 20 runs) as a setting of its own."
-    if setting.name in self.settings: raise ValueError(f"setting {setting.name!r} is already on the bench")
-    if setting.source not in self.sources: raise ValueError(f"unknown source {setting.source!r}; sources: {', '.join(self.sources)}")
-    self.settings[setting.name] = setting
-    for seed in self.seeds: self.manifests[setting.name, seed] = manifest
-    if self.out_dir is not None: manifest.save(self.out_dir/f"tasks_{setting.name}.npz")
-    return self
+    def add_manifest(self,
+                     setting:TaskSetting,        # its name, shape and source; `n_tasks` and the query distribution are the manifest's
+                     manifest:TaskManifest,      # fixed tasks, e.g. `lake_runs(runs)`: the same for every seed
+                    ) -> "ClassificationBench":
+        "Add a fixed manifest (such as Lake's 20 runs) as a setting of its own."
+        if setting.name in self.settings: raise ValueError(f"setting {setting.name!r} is already on the bench")
+        if setting.source not in self.sources: raise ValueError(f"unknown source {setting.source!r}; sources: {', '.join(self.sources)}")
+        self.settings[setting.name] = setting
+        for seed in self.seeds: self.manifests[setting.name, seed] = manifest
+        if self.out_dir is not None: manifest.save(self.out_dir/f"tasks_{setting.name}.npz")
+        return self
 
-# %% ../../nbs/bench/61_classification.ipynb #c368ec33
-@patch
-def evaluate(self:ClassificationBench,
-             method:str,          # its name in the results
-             scorer:Scorer,       # (manifest, data) -> per-task accuracy: `solver_scorer`, `model_scorer`, `baseline_scorer`
-             settings=None,       # names of the settings to run (default: all)
-             replace:bool=False,  # re-run a method already evaluated on a setting (else refused)
-             first:int|None=None, # score only the first `first` tasks of each manifest (a costly method on a subset of the same tasks)
-            ) -> pd.DataFrame:    # the new rows
-    "Score `method` on every manifest of `settings` (or on their first `first` tasks) and add one row per task to the results."
-    if first is not None and (isinstance(first, bool) or int(first) != first or first < 1): raise ValueError(f"first must be an integer >= 1, got {first!r}")
-    names = list(self.settings) if settings is None else [settings] if isinstance(settings, str) else list(settings)
-    if unknown := [n for n in names if n not in self.settings]: raise ValueError(f"unknown settings {unknown}; the bench has {', '.join(self.settings)}")
-    done = {(r["method"], r["setting"]) for r in self.rows}
-    if not replace and (again := [n for n in names if (method, n) in done]):
-        raise ValueError(f"{method!r} is already evaluated on {again}: pass replace=True to run it again")
-    self.rows = [r for r in self.rows if not (r["method"] == method and r["setting"] in names)]
-    new, bar = [], progress(len(names) * len(self.seeds), desc=f"evaluate {method}", unit="manifest")
-    for n in names:
-        s = self.settings[n]
-        for seed in self.seeds:
-            m = self.manifests[n, seed]
-            if first is not None and first < m.batch.n_tasks:   # the same tasks, cut short: task t stays task t
-                m = TaskManifest(m.batch[:int(first)], m.config | {"first": int(first)}, m.seed, m.data)
-            t0 = time.perf_counter()
-            acc = np.asarray(scorer(m, self.sources[s.source]), dtype=np.float64)
-            self.seconds[method, n, seed] = time.perf_counter() - t0
-            if acc.shape != (m.batch.n_tasks,): raise ValueError(f"{method}: the scorer returned shape {acc.shape} for {m.batch.n_tasks} tasks")
-            if not (np.isfinite(acc) & (acc >= 0) & (acc <= 1)).all():   # a scorer of one's own: its accuracies must be fractions
-                bad = acc[~(np.isfinite(acc) & (acc >= 0) & (acc <= 1))]
-                raise ValueError(f"{method}: the scorer returned {bad.size} accuracies that are not fractions in [0, 1] (e.g. {float(bad[0])!r}) "
-                                 f"on setting {n!r}, seed {seed}: nothing of it was added to the results")
-            groups = m.batch.groups.tolist() if getattr(m.batch, "groups", None) is not None else [-1] * len(acc)
-            new += [dict(method=method, **s.row(), seed=seed, task=t, group=int(g), acc_frac=float(a)) for t, (g, a) in enumerate(zip(groups, acc))]
-            bar.update(1)
-    bar.close()
-    self.rows += new
-    return pd.DataFrame(new)
+    def evaluate(self,
+                 method:str,          # its name in the results
+                 scorer:Scorer,       # (manifest, data) -> per-task accuracy: `solver_scorer`, `model_scorer`, `baseline_scorer`
+                 settings=None,       # names of the settings to run (default: all)
+                 replace:bool=False,  # re-run a method already evaluated on a setting (else refused)
+                 first:int|None=None, # score only the first `first` tasks of each manifest (a costly method on a subset of the same tasks)
+                ) -> pd.DataFrame:    # the new rows
+        "Score `method` on every manifest of `settings` (or on their first `first` tasks) and add one row per task to the results."
+        if first is not None and (isinstance(first, bool) or int(first) != first or first < 1): raise ValueError(f"first must be an integer >= 1, got {first!r}")
+        names = list(self.settings) if settings is None else [settings] if isinstance(settings, str) else list(settings)
+        if unknown := [n for n in names if n not in self.settings]: raise ValueError(f"unknown settings {unknown}; the bench has {', '.join(self.settings)}")
+        done = {(r["method"], r["setting"]) for r in self.rows}
+        if not replace and (again := [n for n in names if (method, n) in done]):
+            raise ValueError(f"{method!r} is already evaluated on {again}: pass replace=True to run it again")
+        self.rows = [r for r in self.rows if not (r["method"] == method and r["setting"] in names)]
+        new, bar = [], progress(len(names) * len(self.seeds), desc=f"evaluate {method}", unit="manifest")
+        for n in names:
+            s = self.settings[n]
+            for seed in self.seeds:
+                m = self.manifests[n, seed]
+                if first is not None and first < m.batch.n_tasks:   # the same tasks, cut short: task t stays task t
+                    m = TaskManifest(m.batch[:int(first)], m.config | {"first": int(first)}, m.seed, m.data)
+                t0 = time.perf_counter()
+                acc = np.asarray(scorer(m, self.sources[s.source]), dtype=np.float64)
+                self.seconds[method, n, seed] = time.perf_counter() - t0
+                if acc.shape != (m.batch.n_tasks,): raise ValueError(f"{method}: the scorer returned shape {acc.shape} for {m.batch.n_tasks} tasks")
+                if not (np.isfinite(acc) & (acc >= 0) & (acc <= 1)).all():   # a scorer of one's own: its accuracies must be fractions
+                    bad = acc[~(np.isfinite(acc) & (acc >= 0) & (acc <= 1))]
+                    raise ValueError(f"{method}: the scorer returned {bad.size} accuracies that are not fractions in [0, 1] (e.g. {float(bad[0])!r}) "
+                                     f"on setting {n!r}, seed {seed}: nothing of it was added to the results")
+                groups = m.batch.groups.tolist() if getattr(m.batch, "groups", None) is not None else [-1] * len(acc)
+                new += [dict(method=method, **s.row(), seed=seed, task=t, group=int(g), acc_frac=float(a)) for t, (g, a) in enumerate(zip(groups, acc))]
+                bar.update(1)
+        bar.close()
+        self.rows += new
+        return pd.DataFrame(new)
 
-# %% ../../nbs/bench/61_classification.ipynb #6cfa2183
-@patch(as_prop=True)
-def results(self:ClassificationBench) -> pd.DataFrame:
-    "Tidy results: one row per method, setting, seed and task (`group`: the task's group, e.g. alphabet, or -1; `acc_frac`: accuracy in [0, 1])."
-    cols = ["method", "setting", "n_way", "n_shot", "a", "structure", "source", "seed", "task", "group", "acc_frac"]
-    return pd.DataFrame(self.rows, columns=cols)
+    @property
+    def results(self) -> pd.DataFrame:
+        "Tidy results: one row per method, setting, seed and task (`group`: the task's group, e.g. alphabet, or -1; `acc_frac`: accuracy in [0, 1])."
+        cols = ["method", "setting", "n_way", "n_shot", "a", "structure", "source", "seed", "task", "group", "acc_frac"]
+        return pd.DataFrame(self.rows, columns=cols)
 
-# %% ../../nbs/bench/61_classification.ipynb #acea5a11
-@patch
-def summary(self:ClassificationBench, by=("method", "setting"), value:str="acc_frac") -> pd.DataFrame:
-    "Mean and 95% interval per group of `by`, over every task of every seed, in percent (`percent_summary`)."
-    return percent_summary(self.results, value=value, by=by)
+    def summary(self, by=("method", "setting"), value:str="acc_frac") -> pd.DataFrame:
+        "Mean and 95% interval per group of `by`, over every task of every seed, in percent (`percent_summary`)."
+        return percent_summary(self.results, value=value, by=by)
 
-# %% ../../nbs/bench/61_classification.ipynb #085a1596
-@patch
-def paired(self:ClassificationBench,
-           pairs:list,          # (a, b) method names: each row compares a - b on identical tasks
-           settings=None,       # settings compared (default: every setting both methods ran on)
-           value:str="acc_frac",  # per-task fraction compared (a `_frac` column)
-          ) -> pd.DataFrame:    # one row per pair and setting: mean_diff_pp, low_pp, high_pp, wilcoxon_p, wilcoxon_p_holm, n_wins, n_losses, n_ties, n
-    "Paired comparisons of methods on identical tasks (same setting, seed and task index), in percentage points; Holm's family: the rows returned."
-    _check_frac(value)
-    r = self.results
-    rows = []
-    for a, b in pairs:
-        for n in (self.settings if settings is None else settings):
-            x = r[(r.setting == n) & (r.method.isin([a, b]))].pivot_table(index=["seed", "task"], columns="method", values=value)
-            if a not in x or b not in x: continue
-            x = x[[a, b]].dropna()                    # the tasks both ran (see `first`)
-            pc = paired_comparison(100 * x[a].to_numpy(), 100 * x[b].to_numpy())
-            rows.append(dict(a=a, b=b, setting=n, **_paired_row(pc)))
-    return _paired_table(rows, ["a", "b", "setting"])
+    def paired(self,
+               pairs:list,          # (a, b) method names: each row compares a - b on identical tasks
+               settings=None,       # settings compared (default: every setting both methods ran on)
+               value:str="acc_frac",  # per-task fraction compared (a `_frac` column)
+              ) -> pd.DataFrame:    # one row per pair and setting: mean_diff_pp, low_pp, high_pp, wilcoxon_p, wilcoxon_p_holm, n_wins, n_losses, n_ties, n
+        "Paired comparisons of methods on identical tasks (same setting, seed and task index), in percentage points; Holm's family: the rows returned."
+        _check_frac(value)
+        r = self.results
+        rows = []
+        for a, b in pairs:
+            for n in (self.settings if settings is None else settings):
+                x = r[(r.setting == n) & (r.method.isin([a, b]))].pivot_table(index=["seed", "task"], columns="method", values=value)
+                if a not in x or b not in x: continue
+                x = x[[a, b]].dropna()                    # the tasks both ran (see `first`)
+                pc = paired_comparison(100 * x[a].to_numpy(), 100 * x[b].to_numpy())
+                rows.append(dict(a=a, b=b, setting=n, **_paired_row(pc)))
+        return _paired_table(rows, ["a", "b", "setting"])
 
-# %% ../../nbs/bench/61_classification.ipynb #95b5e2b8
-@patch
-def paired_settings(self:ClassificationBench,
-                    pairs:list,          # (a, b) setting names whose tasks are twins (one has `support_from` the other)
-                    methods=None,        # methods compared (default: every method evaluated on both)
-                    value:str="acc_frac",  # per-task fraction compared (a `_frac` column)
-                   ) -> pd.DataFrame:    # one row per method and pair: mean_diff_pp (a - b), low_pp, high_pp, wilcoxon_p, wilcoxon_p_holm, n_wins, n_losses, n_ties, n
-    "Paired comparisons of settings for each method, on twin tasks (same classes and support sets, other query sets), in percentage points; Holm's family: the rows returned."
-    _check_frac(value)
-    r = self.results
-    rows = []
-    for a, b in pairs:
-        sa, sb = self.settings[a], self.settings[b]
-        if sa.support_from != b and sb.support_from != a:
-            raise ValueError(f"{a} and {b} are not twins: give one of them support_from the other (TaskSetting.twin)")
-        for m in (sorted(set(r.method)) if methods is None else methods):
-            x = r[(r.method == m) & r.setting.isin([a, b])].pivot_table(index=["seed", "task"], columns="setting", values=value)
-            if a not in x or b not in x: continue
-            x = x[[a, b]].dropna()
-            pc = paired_comparison(100 * x[a].to_numpy(), 100 * x[b].to_numpy())
-            rows.append(dict(method=m, a=a, b=b, **_paired_row(pc)))
-    return _paired_table(rows, ["method", "a", "b"])
+    def paired_settings(self,
+                        pairs:list,          # (a, b) setting names whose tasks are twins (one has `support_from` the other)
+                        methods=None,        # methods compared (default: every method evaluated on both)
+                        value:str="acc_frac",  # per-task fraction compared (a `_frac` column)
+                       ) -> pd.DataFrame:    # one row per method and pair: mean_diff_pp (a - b), low_pp, high_pp, wilcoxon_p, wilcoxon_p_holm, n_wins, n_losses, n_ties, n
+        "Paired comparisons of settings for each method, on twin tasks (same classes and support sets, other query sets), in percentage points; Holm's family: the rows returned."
+        _check_frac(value)
+        r = self.results
+        rows = []
+        for a, b in pairs:
+            sa, sb = self.settings[a], self.settings[b]
+            if sa.support_from != b and sb.support_from != a:
+                raise ValueError(f"{a} and {b} are not twins: give one of them support_from the other (TaskSetting.twin)")
+            for m in (sorted(set(r.method)) if methods is None else methods):
+                x = r[(r.method == m) & r.setting.isin([a, b])].pivot_table(index=["seed", "task"], columns="setting", values=value)
+                if a not in x or b not in x: continue
+                x = x[[a, b]].dropna()
+                pc = paired_comparison(100 * x[a].to_numpy(), 100 * x[b].to_numpy())
+                rows.append(dict(method=m, a=a, b=b, **_paired_row(pc)))
+        return _paired_table(rows, ["method", "a", "b"])
 
-# %% ../../nbs/bench/61_classification.ipynb #44d5f737
-@patch
-def timings(self:ClassificationBench) -> dict:
-    "Seconds each method took per setting and seed (for `run.json`, never for stored cell outputs)."
-    return {f"{m}/{n}/seed{s}": round(v, 3) for (m, n, s), v in self.seconds.items()}
+    def timings(self) -> dict:
+        "Seconds each method took per setting and seed (for `run.json`, never for stored cell outputs)."
+        return {f"{m}/{n}/seed{s}": round(v, 3) for (m, n, s), v in self.seconds.items()}
 
-# %% ../../nbs/bench/61_classification.ipynb #d364783a
-@patch
-def record(self:ClassificationBench) -> dict:
-    "What a run record needs to replay the grid: each manifest's digest and the settings."
-    return dict(manifests={f"{n}/seed{s}": m.digest[:16] for (n, s), m in self.manifests.items()},
-                settings={n: asdict(s) for n, s in self.settings.items()}, n_tasks=self.n_tasks, seeds=self.seeds)
+    def record(self) -> dict:
+        "What a run record needs to replay the grid: each manifest's digest and the settings."
+        return dict(manifests={f"{n}/seed{s}": m.digest[:16] for (n, s), m in self.manifests.items()},
+                    settings={n: asdict(s) for n, s in self.settings.items()}, n_tasks=self.n_tasks, seeds=self.seeds)

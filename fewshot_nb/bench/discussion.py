@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bench/discussion.html.md"""
 
 # %% ../../nbs/bench/60b_discussion.ipynb #7afd59a9
 from __future__ import annotations
-from fastcore.basics import patch
 import math, re
 from pathlib import Path
 import pandas as pd
@@ -27,7 +26,6 @@ def _suffix(unit:str) -> str:
     head = u.split(" (")[0]
     return _UNIT_SUFFIX.get(head, " " + u)
 
-# %% ../../nbs/bench/60b_discussion.ipynb #9b1abac9
 class RunFiles:
     "The files of one stored run, as the source of every number of ours in a discussion."
     def __init__(self,
@@ -40,6 +38,64 @@ class RunFiles:
             raise FileNotFoundError(f"no run folder {self.folder}: run the experiment (its `out_dir`) first, or name a stored run")
         self._csv = {}
 
+    def csv(self,
+            name:str,   # a CSV file of the run, e.g. 'summary.csv'
+           ) -> pd.DataFrame:
+        "A CSV file of the run (read once)."
+        if name not in self._csv:
+            f = self.folder/name
+            if not f.is_file():
+                have = sorted(p.name for p in self.folder.glob("*.csv"))
+                raise FileNotFoundError(f"{self.folder} has no {name}; its CSV files: {have}")
+            self._csv[name] = pd.read_csv(f)
+        return self._csv[name]
+
+    def finding(self,
+                text:str,                    # a part of the claim, unique among the run's findings
+                file:str="findings.csv",     # the findings file
+               ) -> pd.Series:               # the row of that finding
+        "The one finding whose id is `text`, or whose claim is `text`, or else contains it."
+        f = self.csv(file)
+        hit = f[f["id"].astype(str) == text] if "id" in f.columns else f.iloc[:0]   # an id (`bench.claims`): never ambiguous
+        if hit.empty: hit = f[f["claim"] == text]   # a whole claim is never ambiguous (e.g. beside its '(pooled over 3 seeds)' twin)
+        if hit.empty: hit = f[f["claim"].str.contains(text, regex=False)]
+        if hit.empty and self.absent == "untested":   # e.g. a run with one beta cannot test a shape over betas
+            return pd.Series(dict(claim=text, ours=float("nan"), low=float("nan"), high=float("nan"), unit="", test="untested",
+                                  verdict="untested", note="not tested in this run"))
+        if len(hit) != 1:
+            what = "no finding" if hit.empty else f"{len(hit)} findings"
+            raise KeyError(f"{what} of {self.folder/file} contain {text!r}; its claims: {list(f['claim'])}")
+        return hit.iloc[0]
+
+    def ci(self,
+           text:str,              # a part of the claim
+           digits:int=1,          # decimals
+           signed:bool=False,     # '+' before a positive estimate
+           unit:bool=True,        # append the finding's unit ('%', ' points', ...)
+           file:str="findings.csv",
+          ) -> str:               # e.g. '+9.9 points [7.7, 12.1]'
+        "Our estimate of a finding, with its interval and unit."
+        r = self.finding(text, file)
+        return fmt_interval(r["ours"], r["low"], r["high"], digits, _suffix(r.get("unit", "")) if unit else "", signed)
+
+    def verdict(self, text:str, file:str="findings.csv") -> str:
+        "A finding's verdict, as its row states it (decided by `fewshot_nb.bench.findings.decide`)."
+        return str(self.finding(text, file)["verdict"])
+
+    def value(self,
+              file:str,       # a CSV file of the run
+              column:str,     # the column to read
+              **where,        # column=value pairs that select exactly one row
+             ) -> float:
+        "One number of a run's CSV file, selected by the values of other columns."
+        d = self.csv(file)
+        for k, v in where.items():
+            if k not in d.columns: raise KeyError(f"{file} has no column {k!r}; its columns: {list(d.columns)}")
+            d = d[d[k] == v]
+        if column not in d.columns: raise KeyError(f"{file} has no column {column!r}; its columns: {list(d.columns)}")
+        if len(d) != 1: raise KeyError(f"{len(d)} rows of {self.folder/file} have {where}; name columns that select one")
+        return float(d[column].iloc[0])
+
 # %% ../../nbs/bench/60b_discussion.ipynb #ec161a4a
 def prose(
     text:str,   # Markdown, typically an f-string of numbers read from a `RunFiles`
@@ -49,74 +105,6 @@ def prose(
     import textwrap
     text = textwrap.dedent(text).strip()
     return Markdown(text) if text else None   # nothing to say (e.g. a stored run not made yet): no empty output
-
-# %% ../../nbs/bench/60b_discussion.ipynb #fe1bb605
-@patch
-def csv(self:RunFiles,
-        name:str,   # a CSV file of the run, e.g. 'summary.csv'
-       ) -> pd.DataFrame:
-    "A CSV file of the run (read once)."
-    if name not in self._csv:
-        f = self.folder/name
-        if not f.is_file():
-            have = sorted(p.name for p in self.folder.glob("*.csv"))
-            raise FileNotFoundError(f"{self.folder} has no {name}; its CSV files: {have}")
-        self._csv[name] = pd.read_csv(f)
-    return self._csv[name]
-
-# %% ../../nbs/bench/60b_discussion.ipynb #f3e38fdf
-@patch
-def finding(self:RunFiles,
-            text:str,                    # a part of the claim, unique among the run's findings
-            file:str="findings.csv",     # the findings file
-           ) -> pd.Series:               # the row of that finding
-    "The one finding whose id is `text`, or whose claim is `text`, or else contains it."
-    f = self.csv(file)
-    hit = f[f["id"].astype(str) == text] if "id" in f.columns else f.iloc[:0]   # an id (`bench.claims`): never ambiguous
-    if hit.empty: hit = f[f["claim"] == text]   # a whole claim is never ambiguous (e.g. beside its '(pooled over 3 seeds)' twin)
-    if hit.empty: hit = f[f["claim"].str.contains(text, regex=False)]
-    if hit.empty and self.absent == "untested":   # e.g. a run with one beta cannot test a shape over betas
-        return pd.Series(dict(claim=text, ours=float("nan"), low=float("nan"), high=float("nan"), unit="", test="untested",
-                              verdict="untested", note="not tested in this run"))
-    if len(hit) != 1:
-        what = "no finding" if hit.empty else f"{len(hit)} findings"
-        raise KeyError(f"{what} of {self.folder/file} contain {text!r}; its claims: {list(f['claim'])}")
-    return hit.iloc[0]
-
-# %% ../../nbs/bench/60b_discussion.ipynb #641466a1
-@patch
-def ci(self:RunFiles,
-       text:str,              # a part of the claim
-       digits:int=1,          # decimals
-       signed:bool=False,     # '+' before a positive estimate
-       unit:bool=True,        # append the finding's unit ('%', ' points', ...)
-       file:str="findings.csv",
-      ) -> str:               # e.g. '+9.9 points [7.7, 12.1]'
-    "Our estimate of a finding, with its interval and unit."
-    r = self.finding(text, file)
-    return fmt_interval(r["ours"], r["low"], r["high"], digits, _suffix(r.get("unit", "")) if unit else "", signed)
-
-# %% ../../nbs/bench/60b_discussion.ipynb #2e152d8d
-@patch
-def verdict(self:RunFiles, text:str, file:str="findings.csv") -> str:
-    "A finding's verdict, as its row states it (decided by `fewshot_nb.bench.findings.decide`)."
-    return str(self.finding(text, file)["verdict"])
-
-# %% ../../nbs/bench/60b_discussion.ipynb #f366c3fa
-@patch
-def value(self:RunFiles,
-          file:str,       # a CSV file of the run
-          column:str,     # the column to read
-          **where,        # column=value pairs that select exactly one row
-         ) -> float:
-    "One number of a run's CSV file, selected by the values of other columns."
-    d = self.csv(file)
-    for k, v in where.items():
-        if k not in d.columns: raise KeyError(f"{file} has no column {k!r}; its columns: {list(d.columns)}")
-        d = d[d[k] == v]
-    if column not in d.columns: raise KeyError(f"{file} has no column {column!r}; its columns: {list(d.columns)}")
-    if len(d) != 1: raise KeyError(f"{len(d)} rows of {self.folder/file} have {where}; name columns that select one")
-    return float(d[column].iloc[0])
 
 # %% ../../nbs/bench/60b_discussion.ipynb #64fe96b9
 _PLACEHOLDER = re.compile(r"(?<!\{)\{(?!\{)(@\w+\s+)?([^{}]+?)(?:\s*\|\s*(%?[+]?\.\d+g?|%|,?d|g))?\}(?!\})")

@@ -10,12 +10,13 @@ import contextlib, inspect, itertools, json, math, time
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np, pandas as pd, torch
-from ..core import RunRecord, staged_run, check_memory, check_out_folder, finished_run_problem, save_figure, save_csv, page_fontsize, get_device, array_digest, file_md5, progress
+from ..core import check_memory, save_figure, save_csv, page_fontsize, get_device, array_digest, file_md5, progress
+from ..run_folders import RunRecord, staged_run, check_out_folder, finished_run_problem
 from ..metrics import mean_ci
 from ..data.sources import FeatureSource
 from ..data.feature_files import read_features, read_base, check_compatible, check_magnitude
 from ..data.samplers import TaskManifest, data_fingerprint
-from ..solvers import SOLVERS, Solver, make_solver, evaluate   # the package registers every solver
+from ..solvers import SOLVERS, Solver, make_solver, evaluate_solver   # the package registers every solver
 from ..solvers.amortised import MetaSolver
 from .classification import TaskSetting, setting_seed
 
@@ -72,7 +73,6 @@ def _path_or_source(x, what:str):
     if x is None or isinstance(x, (FeatureSource, str, Path)): return x
     raise TypeError(f"{what} must be a FeatureSource or the path of a features file, got {type(x).__name__}")
 
-# %% ../../nbs/bench/63_evaluate.ipynb #6222cdf3
 def load_feature_sets(
     features,             # test features: a FeatureSource or a features file (any format of `read_features`)
     base=None,            # base-class features: a FeatureSource, a features file, a file of their (d,) mean only, or a (d,) tensor
@@ -149,7 +149,6 @@ def _method_list(methods) -> list[str]:
         raise ValueError(f"unknown method{'s' * (len(unknown) > 1)} {unknown}; the solvers are: {', '.join(sorted(SOLVERS))}")
     return names
 
-# %% ../../nbs/bench/63_evaluate.ipynb #2e086518
 def _per_method(d, what:str, names:list) -> dict:
     if d is None: return {}
     if not isinstance(d, dict) or not all(isinstance(v, dict) for v in d.values()):
@@ -231,7 +230,6 @@ def _int(name:str, v, lo:int) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo: raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
     return int(v)
 
-# %% ../../nbs/bench/63_evaluate.ipynb #320dc217
 def _shots(shots) -> list[int]:
     "The shots as a list of distinct integers >= 1 (from an int, a sequence, or text such as '1,5')."
     bad = ValueError(f"shots must be distinct integers >= 1, e.g. (1, 5) or '1,5', got {shots!r}")
@@ -243,13 +241,12 @@ def _shots(shots) -> list[int]:
 # %% ../../nbs/bench/63_evaluate.ipynb #b10fe6e9
 def _scored(spec:MethodSpec, solver, x, manifest, chunk:int, seed:int, tasks:str) -> np.ndarray:
     "Per-task accuracy of one method on one manifest; scores that are NaN, inf or all ties refused, naming the method and the tasks."
-    try: acc = evaluate(solver, x, manifest, chunk=chunk, seed=seed)   # `check_scores` refuses them, naming the solver
+    try: acc = evaluate_solver(solver, x, manifest, chunk=chunk, seed=seed)   # `check_scores` refuses them, naming the solver
     except ValueError as e: raise ValueError(f"{e} (on its {tasks} tasks); the run stops here, before its files are written") from None
     if not (np.isfinite(acc) & (acc >= 0) & (acc <= 1)).all():
         raise ValueError(f"{spec.name} gave per-task accuracies outside [0, 1] on its {tasks} tasks; the run stops here, before its files are written")
     return acc
 
-# %% ../../nbs/bench/63_evaluate.ipynb #03f11a05
 def evaluate_features(
     features,                 # test features: a features file (.npy, .npz, .pt, .parquet, .csv), a FeatureSource, or a FeatureSets
     methods,                  # solver names: a list, or a comma-separated string ('simpleshot,tim')

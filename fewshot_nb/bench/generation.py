@@ -11,7 +11,8 @@ import os, time, json
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 from torch import Tensor
-from ..core import config_hash, get_logger, page_fontsize, worker_pool, keeps_global_rng, available_cpus
+from ..core import config_hash, get_logger, page_fontsize, keeps_global_rng, available_cpus
+from ..workers import worker_pool
 _log = get_logger("fewshot_nb.bench.generation")   # models trained or loaded
 from ..data.omniglot import load_omniglot
 from ..data.splits import weak_split
@@ -64,49 +65,40 @@ class GenerationBench:
                 f"x {self.n_samples} drawings, {self.tasks.n_tasks} recognizability tasks; human: diversity "
                 f"{self.human.diversity_ci.fmt()}, recognizability {self.human.recognizability_ci.fmt(100)} %)")
 
-# %% ../../nbs/bench/62_generation.ipynb #4b2ba85e
-@patch
-def prototypes(self:GenerationBench) -> Tensor:
-    "(n_classes, 1, S, S) the prototype of each test class (Eq. 1), floats in [0, 1], ink = 1."
-    p = self.images[np.arange(len(self.classes)), self.human.prototypes]
-    return torch.from_numpy(p).float().div_(255).unsqueeze(1)
+    def evaluate(self,
+                 samples:Tensor,  # (n_classes, N, 1, S, S) generated images in [0, 1], classes in `self.classes` order
+                ) -> pd.DataFrame: # one row per class: class, diversity, recognizability_frac (a fraction in [0, 1])
+        "Diversity (Eq. 2, SimCLR features) and recognizability (ProtoNet critic, the bench's tasks) of samples, per class."
+        n_c = len(self.classes)   # the tasks query `n_samples` per class, at the bench's size, in [0, 1]: `check_samples` refuses the rest
+        samples = check_samples(samples, self.n_samples, self.image_size, 1, n_c, who="the samples").cpu()
+        samples = self.stretch(samples)
+        flat = samples.flatten(0, 1)
+        feats = critic_features(self.simclr, flat, progress=None, desc="diversity").view(n_c, samples.shape[1], -1)
+        rec = recognizability(self.protonet, self.prototypes(), samples, self.tasks)
+        return pd.DataFrame({"class": self.classes, "diversity": diversity(feats), "recognizability_frac": rec.per_class})
 
-# %% ../../nbs/bench/62_generation.ipynb #fa1ca206
-@patch
-def stretch(self:GenerationBench,
-            images:Tensor,   # (..., H, W) images in [0, 1]
-           ) -> Tensor:      # the same, each stretched to span [0, 1] if `minmax` (constant images are left as they are)
-    "The released scripts' min-max scaling of each image before the critics' threshold (a no-op on real drawings)."
-    if not self.minmax: return images
-    lo, hi = images.amin((-2, -1), keepdim=True), images.amax((-2, -1), keepdim=True)
-    span = hi - lo
-    return torch.where(span > 1e-6, (images - lo) / span.clamp_min(1e-6), images)
+    def stretch(self,
+                images:Tensor,   # (..., H, W) images in [0, 1]
+               ) -> Tensor:      # the same, each stretched to span [0, 1] if `minmax` (constant images are left as they are)
+        "The released scripts' min-max scaling of each image before the critics' threshold (a no-op on real drawings)."
+        if not self.minmax: return images
+        lo, hi = images.amin((-2, -1), keepdim=True), images.amax((-2, -1), keepdim=True)
+        span = hi - lo
+        return torch.where(span > 1e-6, (images - lo) / span.clamp_min(1e-6), images)
 
-# %% ../../nbs/bench/62_generation.ipynb #1329dea4
-@patch
-def human_table(self:GenerationBench) -> pd.DataFrame:
-    "The human point per class: class name, prototype index, diversity, recognizability (a fraction)."
-    return self.human.table().assign(**{"class": self.classes})[["class", "prototype", "diversity", "recognizability_frac"]]
+    def prototypes(self) -> Tensor:
+        "(n_classes, 1, S, S) the prototype of each test class (Eq. 1), floats in [0, 1], ink = 1."
+        p = self.images[np.arange(len(self.classes)), self.human.prototypes]
+        return torch.from_numpy(p).float().div_(255).unsqueeze(1)
 
-# %% ../../nbs/bench/62_generation.ipynb #8aa6cbf4
-@patch
-def evaluate(self:GenerationBench,
-             samples:Tensor,  # (n_classes, N, 1, S, S) generated images in [0, 1], classes in `self.classes` order
-            ) -> pd.DataFrame: # one row per class: class, diversity, recognizability_frac (a fraction in [0, 1])
-    "Diversity (Eq. 2, SimCLR features) and recognizability (ProtoNet critic, the bench's tasks) of samples, per class."
-    n_c = len(self.classes)   # the tasks query `n_samples` per class, at the bench's size, in [0, 1]: `check_samples` refuses the rest
-    samples = check_samples(samples, self.n_samples, self.image_size, 1, n_c, who="the samples").cpu()
-    samples = self.stretch(samples)
-    flat = samples.flatten(0, 1)
-    feats = critic_features(self.simclr, flat, progress=None, desc="diversity").view(n_c, samples.shape[1], -1)
-    rec = recognizability(self.protonet, self.prototypes(), samples, self.tasks)
-    return pd.DataFrame({"class": self.classes, "diversity": diversity(feats), "recognizability_frac": rec.per_class})
+    def human_table(self) -> pd.DataFrame:
+        "The human point per class: class name, prototype index, diversity, recognizability (a fraction)."
+        return self.human.table().assign(**{"class": self.classes})[["class", "prototype", "diversity", "recognizability_frac"]]
 
-# %% ../../nbs/bench/62_generation.ipynb #4c4d54fb
-@patch(as_prop=True)
-def n_samples(self:GenerationBench) -> int:
-    "Drawings per test class (the second dimension of `images`)."
-    return self.images.shape[1]
+    @property
+    def n_samples(self) -> int:
+        "Drawings per test class (the second dimension of `images`)."
+        return self.images.shape[1]
 
 # %% ../../nbs/bench/62_generation.ipynb #b4311d2e
 @patch
@@ -184,7 +176,6 @@ def _plan(image_size, train, name, preset="small", steps=300, epochs=None, batch
     return dict(model=m, steps=n_steps, recipe=recipe, tag=tag, batch_size=batch_size, seed=seed,
                 checkpoint=None if checkpoints is None else Path(checkpoints) / f"{tag}.pt")
 
-# %% ../../nbs/bench/62_generation.ipynb #9bc40bf8
 def run_generative_model(
     bench:GenerationBench,    # the fixed evaluation (its training data, prototypes, critics, tasks)
     name:str,                 # a name of `list_generators()`
@@ -225,7 +216,6 @@ def _train_job(image_size:int, train:ImageSource, threads:int, job:dict) -> tupl
                                 checkpoint=p["checkpoint"], **p["recipe"])
     return p["tag"], round(tr["seconds"], 2)
 
-# %% ../../nbs/bench/62_generation.ipynb #fb9764f1
 def train_generative_models(
     bench:GenerationBench,    # the bench whose training data the models learn from
     jobs:list[dict],          # one dict per model: `run_generative_model`'s arguments after `bench` (name, beta, epochs, seed, ...)

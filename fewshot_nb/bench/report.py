@@ -92,13 +92,11 @@ def _cell(v) -> str:
     if isinstance(v, float): return "" if math.isnan(v) else f"{v:.2f}"
     return str(v)
 
-# %% ../../nbs/bench/64_report.ipynb #3e3bd590
 def _md_table(df:pd.DataFrame) -> str:
     rows = [[_cell(v).replace("|", "\\|").replace("\n", " ") for v in r] for r in df.itertuples(index=False)]
     head = "| " + " | ".join(map(str, df.columns)) + " |\n|" + "---|" * len(df.columns)
     return head + "".join("\n| " + " | ".join(r) + " |" for r in rows)
 
-# %% ../../nbs/bench/64_report.ipynb #7f212a97
 def _html_table(df:pd.DataFrame) -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in r) + "</tr>" for r in df.itertuples(index=False))
@@ -188,7 +186,6 @@ def _markdown(blocks, figures:Path|None, rel:str="figures") -> str:
                 out.append(f"![{cap}]({rel}/{name})")
     return "\n\n".join(out) + "\n"
 
-# %% ../../nbs/bench/64_report.ipynb #d543f8d8
 _CSS = ("body{font-family:sans-serif;max-width:70em;margin:auto;padding:1em}table{border-collapse:collapse;margin:.5em 0}"
         "td,th{border:1px solid #ccc;padding:.2em .5em;font-size:90%;vertical-align:top}img{max-width:100%}figure{margin:1em 0}")
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import difflib, os, shutil, sys
 from pathlib import Path
 import pandas as pd
-from ..core import atomic_write, progress, folder_lock, check_out_folder
+from ..core import atomic_write, progress
+from ..run_folders import folder_lock, check_out_folder
 from ..sweep import Sweep, sweep_status, status_counts, run_points, SLURM_OPTIONS, OUTPUT, notebook_parameters
 from .experiment import experiments_dir
 from .report import write_report

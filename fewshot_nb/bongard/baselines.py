@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bongard/baselines.html.md"""
 
 # %% ../../nbs/bongard/82_baselines.ipynb #a18f6bc6
 from __future__ import annotations
-from fastcore.basics import patch
 import copy, math
 from typing import Callable, NamedTuple
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
@@ -146,6 +145,15 @@ class WReN(EpisodeClassifier):
         d = backbone.out_dim
         self.g = nn.Sequential(nn.Linear(2 * d, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU())
         self.f = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.ReLU(), nn.Linear(hidden, 2))
+    def classify(self, support, labels, query, n_way, mask=None):
+        "Query logits: each side's panels with the query, summed pairwise relations `g`, scored by `f`."
+        if n_way != 2: raise ValueError(f"WReN-Bongard compares two sides: n_way must be 2, got {n_way}")
+        sides = by_class(support, labels, 2)                                    # (T, 2, k, d)
+        T, _, k, d = sides.shape; Q = query.shape[1]
+        panels = torch.cat([sides[:, None].expand(T, Q, 2, k, d), query[:, :, None, None].expand(T, Q, 2, 1, d)], 3)
+        i, j = torch.nonzero(~torch.eye(k + 1, dtype=torch.bool, device=support.device), as_tuple=True)
+        rel = self.g(torch.cat([panels[..., i, :], panels[..., j, :]], -1)).sum(-2)    # (T, Q, 2, hidden)
+        return self.f(rel.flatten(-2))
 
 # %% ../../nbs/bongard/82_baselines.ipynb #3bb886ef
 class CausalAttention(nn.Module):
@@ -153,6 +161,12 @@ class CausalAttention(nn.Module):
     def __init__(self, c_in:int, key:int, value:int):
         super().__init__()
         self.q, self.k, self.v, self.key = nn.Linear(c_in, key), nn.Linear(c_in, key), nn.Linear(c_in, value), key
+    def forward(self, x:Tensor) -> Tensor:     # (B, T, c_in) -> (B, T, c_in + value)
+        "Append to each step the attention read over the steps up to it (causal mask)."
+        s = self.q(x) @ self.k(x).transpose(1, 2) / math.sqrt(self.key)
+        n = x.shape[1]
+        s = s.masked_fill(torch.triu(torch.ones(n, n, dtype=torch.bool, device=x.device), 1), float("-inf"))
+        return torch.cat([x, torch.softmax(s, -1) @ self.v(x)], -1)
 
 # %% ../../nbs/bongard/82_baselines.ipynb #8a89a6e9
 class TCBlock(nn.Module):
@@ -163,6 +177,13 @@ class TCBlock(nn.Module):
         for i in range(math.ceil(math.log2(seq_len))):
             self.convs.append(nn.Conv1d(c_in + i * filters, 2 * filters, 2, dilation=2 ** i))
         self.out_channels = c_in + len(self.convs) * filters
+    def forward(self, x:Tensor) -> Tensor:     # (B, T, c) -> (B, T, c + n * filters)
+        "Append to the input the gated output of each dilated causal convolution in turn."
+        for conv in self.convs:
+            h = conv(F.pad(x.transpose(1, 2), (conv.dilation[0], 0)))            # causal: pad on the left only
+            a, b = h.chunk(2, 1)
+            x = torch.cat([x, (torch.tanh(a) * torch.sigmoid(b)).transpose(1, 2)], -1)
+        return x
 
 # %% ../../nbs/bongard/82_baselines.ipynb #d696fff4
 class SNAIL(EpisodeClassifier):
@@ -176,51 +197,17 @@ class SNAIL(EpisodeClassifier):
             layers.append(CausalAttention(c, key, value)); c += value
             if tc: layers.append(TCBlock(c, self.seq, filters)); c = layers[-1].out_channels
         self.layers, self.out = nn.Sequential(*layers), nn.Linear(c, n_way)
-
-# %% ../../nbs/bongard/82_baselines.ipynb #3992ede4
-@patch
-def classify(self:WReN, support, labels, query, n_way, mask=None):
-    "Query logits: each side's panels with the query, summed pairwise relations `g`, scored by `f`."
-    if n_way != 2: raise ValueError(f"WReN-Bongard compares two sides: n_way must be 2, got {n_way}")
-    sides = by_class(support, labels, 2)                                    # (T, 2, k, d)
-    T, _, k, d = sides.shape; Q = query.shape[1]
-    panels = torch.cat([sides[:, None].expand(T, Q, 2, k, d), query[:, :, None, None].expand(T, Q, 2, 1, d)], 3)
-    i, j = torch.nonzero(~torch.eye(k + 1, dtype=torch.bool, device=support.device), as_tuple=True)
-    rel = self.g(torch.cat([panels[..., i, :], panels[..., j, :]], -1)).sum(-2)    # (T, Q, 2, hidden)
-    return self.f(rel.flatten(-2))
-
-# %% ../../nbs/bongard/82_baselines.ipynb #f7929d55
-@patch
-def forward(self:CausalAttention, x:Tensor) -> Tensor:     # (B, T, c_in) -> (B, T, c_in + value)
-    "Append to each step the attention read over the steps up to it (causal mask)."
-    s = self.q(x) @ self.k(x).transpose(1, 2) / math.sqrt(self.key)
-    n = x.shape[1]
-    s = s.masked_fill(torch.triu(torch.ones(n, n, dtype=torch.bool, device=x.device), 1), float("-inf"))
-    return torch.cat([x, torch.softmax(s, -1) @ self.v(x)], -1)
-
-# %% ../../nbs/bongard/82_baselines.ipynb #92667b24
-@patch
-def forward(self:TCBlock, x:Tensor) -> Tensor:     # (B, T, c) -> (B, T, c + n * filters)
-    "Append to the input the gated output of each dilated causal convolution in turn."
-    for conv in self.convs:
-        h = conv(F.pad(x.transpose(1, 2), (conv.dilation[0], 0)))            # causal: pad on the left only
-        a, b = h.chunk(2, 1)
-        x = torch.cat([x, (torch.tanh(a) * torch.sigmoid(b)).transpose(1, 2)], -1)
-    return x
-
-# %% ../../nbs/bongard/82_baselines.ipynb #bfaa3187
-@patch
-def classify(self:SNAIL, support, labels, query, n_way, mask=None):
-    "Query logits: each query read at the end of the sequence of labelled support items."
-    if n_way != self.n_way or support.shape[1] + 1 != self.seq:
-        raise ValueError(f"this SNAIL reads {self.n_way}-way tasks of {self.seq - 1} support items, got {n_way}-way with {support.shape[1]}")
-    T, S, d = support.shape; Q = query.shape[1]
-    s = by_class(support, labels, n_way).flatten(1, 2)                     # class-major, as the public code orders them
-    lab = F.one_hot(torch.arange(n_way, device=s.device).repeat_interleave(S // n_way), n_way).to(s.dtype)
-    seq_s = torch.cat([s, lab.expand(T, S, n_way)], -1)[:, None].expand(T, Q, S, d + n_way)
-    seq_q = torch.cat([query, torch.zeros(T, Q, n_way, dtype=s.dtype, device=s.device)], -1)[:, :, None]
-    seq = torch.cat([seq_s, seq_q], 2).flatten(0, 1)                        # one sequence per query
-    return self.out(self.layers(seq)[:, -1]).view(T, Q, n_way)
+    def classify(self, support, labels, query, n_way, mask=None):
+        "Query logits: each query read at the end of the sequence of labelled support items."
+        if n_way != self.n_way or support.shape[1] + 1 != self.seq:
+            raise ValueError(f"this SNAIL reads {self.n_way}-way tasks of {self.seq - 1} support items, got {n_way}-way with {support.shape[1]}")
+        T, S, d = support.shape; Q = query.shape[1]
+        s = by_class(support, labels, n_way).flatten(1, 2)                     # class-major, as the public code orders them
+        lab = F.one_hot(torch.arange(n_way, device=s.device).repeat_interleave(S // n_way), n_way).to(s.dtype)
+        seq_s = torch.cat([s, lab.expand(T, S, n_way)], -1)[:, None].expand(T, Q, S, d + n_way)
+        seq_q = torch.cat([query, torch.zeros(T, Q, n_way, dtype=s.dtype, device=s.device)], -1)[:, :, None]
+        seq = torch.cat([seq_s, seq_q], 2).flatten(0, 1)                        # one sequence per query
+        return self.out(self.layers(seq)[:, -1]).view(T, Q, n_way)
 
 # %% ../../nbs/bongard/82_baselines.ipynb #13536b3d
 def _floats(images, idx:Tensor) -> Tensor:
@@ -228,7 +215,6 @@ def _floats(images, idx:Tensor) -> Tensor:
     x = torch.as_tensor(images)[idx]
     return x.float() / 255 if x.dtype == torch.uint8 else x
 
-# %% ../../nbs/bongard/82_baselines.ipynb #2d0492c9
 class CNNBaseline(Method):
     "The test image stacked with each side's six images (7 channels), a ResNet on each stack, an MLP on the pair."
     def __init__(self, backbone:nn.Module, hidden:int=128):
@@ -280,6 +266,23 @@ class MoCo(Method):
         self.m, self.T = momentum, temperature
         self.register_buffer("queue", F.normalize(torch.randn(backbone.out_dim, queue), dim=0))
         self.register_buffer("ptr", torch.zeros((), dtype=torch.long))
+    def loss(self, batch):
+        "InfoNCE loss of two augmented views against the queue; updates the momentum encoder and the queue."
+        x = batch["x"]
+        q = F.normalize(self.backbone(bongard_augment(x)), dim=1)
+        with torch.no_grad():
+            for pk, pq in zip(self.key_backbone.parameters(), self.backbone.parameters()): pk.mul_(self.m).add_(pq.detach(), alpha=1 - self.m)
+            k = F.normalize(self.key_backbone(bongard_augment(x)), dim=1)
+        logits = torch.cat([(q * k).sum(1, keepdim=True), q @ self.queue.clone()], 1) / self.T
+        loss = F.cross_entropy(logits, torch.zeros(len(x), dtype=torch.long, device=x.device))
+        with torch.no_grad():                                     # enqueue the keys, dequeue the oldest
+            n, K = len(k), self.queue.shape[1]
+            idx = (self.ptr + torch.arange(n, device=k.device)) % K
+            self.queue[:, idx] = k.T; self.ptr.copy_((self.ptr + n) % K)
+        return loss, dict(acc=(logits.argmax(1) == 0).float().mean().item())
+    def config(self):
+        "The base configuration plus the queue size, momentum and temperature."
+        return super().config() | dict(queue=self.queue.shape[1], momentum=self.m, temperature=self.T)
 
 # %% ../../nbs/bongard/82_baselines.ipynb #dde92947
 ACTIONS = ("<pad>", "start", "line", "arc", "and", "stop")   # the program tokens' actions (the public code's order)
@@ -311,6 +314,13 @@ class ProgramStream:
         if len(tokens) != len(data): raise ValueError(f"{len(tokens)} programs for {len(data)} images")
         self.classes, self.tokens = ClassStream(data, batch_size), tokens
         self.steps_per_epoch = self.classes.steps_per_epoch
+    def batch(self, step:int, seed:int) -> dict:
+        "Mini-batch `step`: images `x` and their action-program `tokens`."
+        idx = self.classes.indices(step, seed)
+        return dict(x=self.classes.data.floats(idx), tokens=self.tokens[idx.cpu()].to(idx.device))
+    def config(self) -> dict:
+        "What defines the stream: kind, batch size and number of images."
+        return dict(kind=self.kind, batch=self.classes.batch_size, n_images=len(self.tokens))
 
 # %% ../../nbs/bongard/82_baselines.ipynb #2ffb4d93
 class ProgramSynthesis(Method):
@@ -325,66 +335,24 @@ class ProgramSynthesis(Method):
         self.act, self.mtype, self.mdn = nn.Linear(hidden, len(ACTIONS)), nn.Linear(hidden, len(MOVING_TYPES)), nn.Linear(hidden, 5 * n_mix)
     def _embed_tokens(self, t:Tensor) -> Tensor:
         return self.tok(torch.cat([F.one_hot(t[..., 0].long(), len(ACTIONS)).float(), F.one_hot(t[..., 1].long(), len(MOVING_TYPES)).float(), t[..., 2:]], -1))
-
-# %% ../../nbs/bongard/82_baselines.ipynb #80f3d898
-@patch
-def loss(self:MoCo, batch):
-    "InfoNCE loss of two augmented views against the queue; updates the momentum encoder and the queue."
-    x = batch["x"]
-    q = F.normalize(self.backbone(bongard_augment(x)), dim=1)
-    with torch.no_grad():
-        for pk, pq in zip(self.key_backbone.parameters(), self.backbone.parameters()): pk.mul_(self.m).add_(pq.detach(), alpha=1 - self.m)
-        k = F.normalize(self.key_backbone(bongard_augment(x)), dim=1)
-    logits = torch.cat([(q * k).sum(1, keepdim=True), q @ self.queue.clone()], 1) / self.T
-    loss = F.cross_entropy(logits, torch.zeros(len(x), dtype=torch.long, device=x.device))
-    with torch.no_grad():                                     # enqueue the keys, dequeue the oldest
-        n, K = len(k), self.queue.shape[1]
-        idx = (self.ptr + torch.arange(n, device=k.device)) % K
-        self.queue[:, idx] = k.T; self.ptr.copy_((self.ptr + n) % K)
-    return loss, dict(acc=(logits.argmax(1) == 0).float().mean().item())
-
-# %% ../../nbs/bongard/82_baselines.ipynb #1baf98b9
-@patch
-def config(self:MoCo):
-    "The base configuration plus the queue size, momentum and temperature."
-    return super(MoCo, self).config() | dict(queue=self.queue.shape[1], momentum=self.m, temperature=self.T)
-
-# %% ../../nbs/bongard/82_baselines.ipynb #ff90319b
-@patch
-def batch(self:ProgramStream, step:int, seed:int) -> dict:
-    "Mini-batch `step`: images `x` and their action-program `tokens`."
-    idx = self.classes.indices(step, seed)
-    return dict(x=self.classes.data.floats(idx), tokens=self.tokens[idx.cpu()].to(idx.device))
-
-# %% ../../nbs/bongard/82_baselines.ipynb #d2773d83
-@patch
-def config(self:ProgramStream) -> dict:
-    "What defines the stream: kind, batch size and number of images."
-    return dict(kind=self.kind, batch=self.classes.batch_size, n_images=len(self.tokens))
-
-# %% ../../nbs/bongard/82_baselines.ipynb #ef21ce4b
-@patch
-def loss(self:ProgramSynthesis, batch):
-    "Teacher-forced loss of the action programs: action and type cross-entropy plus the numbers' mixture NLL."
-    f, t = self.backbone(batch["x"]), batch["tokens"]
-    h0, c0 = self.init(f).view(len(f), 2, self.n_layers, self.hidden).permute(1, 2, 0, 3).contiguous()
-    out, _ = self.lstm(self._embed_tokens(t[:, :-1]), (h0, c0))                     # teacher forcing
-    tgt = t[:, 1:]; a = tgt[..., 0].long()
-    real, stroke = a > 0, (a == 2) | (a == 3)
-    l_act = F.cross_entropy(self.act(out)[real], a[real])
-    l_type = F.cross_entropy(self.mtype(out)[stroke], tgt[..., 1].long()[stroke])
-    w, mu, log_s = self.mdn(out)[stroke].view(-1, self.n_mix, 5).split([1, 2, 2], -1)   # mixture of diagonal Gaussians
-    y = tgt[..., 2:][stroke][:, None]
-    logp = torch.log_softmax(w[..., 0], -1) + (-0.5 * ((y - mu) / log_s.exp()) ** 2 - log_s - 0.5 * math.log(2 * math.pi)).sum(-1)
-    l_num = -torch.logsumexp(logp, -1).mean()
-    acc = (self.act(out).argmax(-1)[real] == a[real]).float().mean().item()
-    return l_act + l_type + l_num, dict(acc=acc, action_loss=l_act.item(), type_loss=l_type.item(), number_nll=l_num.item())
-
-# %% ../../nbs/bongard/82_baselines.ipynb #be71eba1
-@patch
-def config(self:ProgramSynthesis):
-    "The base configuration plus the LSTM's hidden size and layers and the mixture's components."
-    return super(ProgramSynthesis, self).config() | dict(hidden=self.hidden, layers=self.n_layers, n_mix=self.n_mix)
+    def loss(self, batch):
+        "Teacher-forced loss of the action programs: action and type cross-entropy plus the numbers' mixture NLL."
+        f, t = self.backbone(batch["x"]), batch["tokens"]
+        h0, c0 = self.init(f).view(len(f), 2, self.n_layers, self.hidden).permute(1, 2, 0, 3).contiguous()
+        out, _ = self.lstm(self._embed_tokens(t[:, :-1]), (h0, c0))                     # teacher forcing
+        tgt = t[:, 1:]; a = tgt[..., 0].long()
+        real, stroke = a > 0, (a == 2) | (a == 3)
+        l_act = F.cross_entropy(self.act(out)[real], a[real])
+        l_type = F.cross_entropy(self.mtype(out)[stroke], tgt[..., 1].long()[stroke])
+        w, mu, log_s = self.mdn(out)[stroke].view(-1, self.n_mix, 5).split([1, 2, 2], -1)   # mixture of diagonal Gaussians
+        y = tgt[..., 2:][stroke][:, None]
+        logp = torch.log_softmax(w[..., 0], -1) + (-0.5 * ((y - mu) / log_s.exp()) ** 2 - log_s - 0.5 * math.log(2 * math.pi)).sum(-1)
+        l_num = -torch.logsumexp(logp, -1).mean()
+        acc = (self.act(out).argmax(-1)[real] == a[real]).float().mean().item()
+        return l_act + l_type + l_num, dict(acc=acc, action_loss=l_act.item(), type_loss=l_type.item(), number_nll=l_num.item())
+    def config(self):
+        "The base configuration plus the LSTM's hidden size and layers and the mixture's components."
+        return super().config() | dict(hidden=self.hidden, layers=self.n_layers, n_mix=self.n_mix)
 
 # %% ../../nbs/bongard/82_baselines.ipynb #b733850c
 class BongardMethod(NamedTuple):
@@ -398,7 +366,6 @@ class BongardMethod(NamedTuple):
 BONGARD_METHODS = Registry("method", hint="These are the Bongard-LOGO baselines of Nie et al. (2020); register your own with "
                            "BONGARD_METHODS.register(name, BongardMethod(paper_name, pretraining, build))")
 
-# %% ../../nbs/bongard/82_baselines.ipynb #bdbba84c
 def make_bongard_method(
     name:str,               # a key of `BONGARD_METHODS`
     backbone:nn.Module,     # its backbone (7 input channels for 'cnn-baseline')
@@ -406,7 +373,6 @@ def make_bongard_method(
     "The method `name` around `backbone`."
     return BONGARD_METHODS.get(name)(backbone)
 
-# %% ../../nbs/bongard/82_baselines.ipynb #cf76af35
 def list_bongard_methods() -> list[str]: # the registered names, sorted
     "Names of the methods `make_bongard_method` builds."
     return BONGARD_METHODS.names()
@@ -416,12 +382,10 @@ def _protonet(backbone):
     from fewshot_nb.training.trainer import ProtoNetTraining
     return ProtoNetTraining(backbone)
 
-# %% ../../nbs/bongard/82_baselines.ipynb #1530f85a
 def _anil(backbone):
     from fewshot_nb.training.maml import MAML
     return MAML(backbone, n_way=2, inner_steps=1, inner_lr=0.4, first_order=True, anil=True, query_norm="support")
 
-# %% ../../nbs/bongard/82_baselines.ipynb #47997135
 for _key, _paper, _pre, _build in [("snail", "SNAIL", None, SNAIL), ("protonet", "ProtoNet", None, _protonet),
                                    ("metaoptnet", "MetaOptNet", None, MetaOptNet), ("anil", "ANIL", None, _anil),
                                    ("meta-baseline-sc", "Meta-Baseline-SC", None, MetaBaseline),
@@ -431,13 +395,12 @@ for _key, _paper, _pre, _build in [("snail", "SNAIL", None, SNAIL), ("protonet",
     BONGARD_METHODS.register(_key, BongardMethod(_paper, _pre, _build))
 
 # %% ../../nbs/bongard/82_baselines.ipynb #cc45f322
-def _trainer(method, source, n_steps, cfg, checkpoint, val=None):
+def _trainer(method, source, n_steps, cfg, checkpoint, val=None, extra=()):
     callbacks = [Validate(val.train_data(), val.tasks(), every=max(1, n_steps // 5))] if val is not None else []
     if checkpoint is not None: callbacks.append(Checkpoint(checkpoint))
     return Trainer(method, source, n_steps, lr=cfg["lr"], optimizer=Optimizer(cfg["optimizer"], weight_decay=cfg["weight_decay"], grad_clip=5.0),
-                   seed=cfg["seed"], device=cfg["device"], progress=cfg["progress"], callbacks=callbacks)
+                   seed=cfg["seed"], device=cfg["device"], progress=cfg["progress"], callbacks=callbacks + list(extra))
 
-# %% ../../nbs/bongard/82_baselines.ipynb #d40574fd
 @keeps_global_rng
 def train_bongard(
     name:str,                    # a key of `BONGARD_METHODS`
@@ -457,6 +420,7 @@ def train_bongard(
     device:str="cpu",            # 'cpu', 'cuda' or 'auto'
     checkpoint_dir=None,         # folder of the checkpoints (None: none)
     progress:bool|None=None,        # progress bars (default: `core.set_progress` / FEWSHOT_PROGRESS)
+    callbacks:list|None=None,    # more `Callback`s for the meta-training stage (their classes and settings enter the checkpoints' names)
 ) -> tuple[Method, "pd.DataFrame"]: # the trained method (best validated weights) and its training history (accuracies as fractions: train_acc_frac, val_acc_frac, val_ci_frac)
     "Train one of the paper's methods on Bongard problems, with its pre-training if it has one."
     import pandas as pd
@@ -475,6 +439,7 @@ def train_bongard(
     cfg = dict(name=name, epochs=epochs, pretrain_epochs=pretrain_epochs, width=width, out_dim=out_dim, tasks=tasks_per_step, lr=lr,
                optimizer=optimizer, weight_decay=weight_decay, seed=seed, side=side, n_train=len(train), device=device, progress=progress)
     if pretrain_batch is not None: cfg["pretrain_batch"] = pretrain_batch   # only when set: the checkpoints of the default keep their names
+    if callbacks: cfg["callbacks"] = [[type(c).__qualname__, c.config()] for c in callbacks]   # likewise
     ck = (lambda stage: None) if checkpoint_dir is None else \
          (lambda stage: Path(checkpoint_dir)/f"{stage}_{config_hash({k: v for k, v in cfg.items() if k not in ('device', 'progress')})[:10]}.ckpt")
     torch.manual_seed(seed)
@@ -491,7 +456,7 @@ def train_bongard(
     method = make_bongard_method(name, backbone)
     src = EpisodeStream(data, n_way=2, n_shot=N_IMAGES - 1, n_query=1, n_tasks=tasks_per_step, structure="within_group")
     n = max(1, round(epochs * len(train) / tasks_per_step))
-    tr = _trainer(method, src, n, cfg, ck(name), val)
+    tr = _trainer(method, src, n, cfg, ck(name), val, callbacks or ())
     hist.append(tr.fit().assign(stage="meta"))
     frac = {"train_acc": "train_acc_frac", "val_acc": "val_acc_frac", "val_ci": "val_ci_frac"}   # the unit in the name, for save_csv
     return tr.load_best(), pd.concat(hist, ignore_index=True).assign(method=name).rename(columns=frac)
@@ -515,20 +480,19 @@ def _train_job(job:tuple) -> str:
     train_bongard(name, **kw)
     return name
 
-# %% ../../nbs/bongard/82_baselines.ipynb #690366fd
 def train_bongard_many(
     names:list,       # keys of `BONGARD_METHODS`
     n_jobs:int=1,     # methods trained at once (processes, one thread each); 1: one after the other, in this process
     **kw,             # `train_bongard`'s arguments; `checkpoint_dir` is required when n_jobs > 1
 ) -> dict:            # name -> (trained method, history)
     "Train several methods, `n_jobs` at a time, then load them all from their checkpoints."
-    from fewshot_nb.core import worker_pool
+    from fewshot_nb.workers import worker_pool
     if bad := [n for n in names if n not in BONGARD_METHODS]: raise ValueError(f"unknown methods {bad}; choose from {', '.join(BONGARD_METHODS)}")
     if n_jobs < 1: raise ValueError(f"n_jobs must be >= 1, got {n_jobs}")
     if n_jobs > 1 and len(names) > 1:
         if kw.get("checkpoint_dir") is None: raise ValueError("training in parallel needs checkpoint_dir: the workers hand their models over through it")
         order = sorted(names, key=lambda n: BONGARD_METHODS[n].pretraining is None)         # the pre-training methods first: they take longest
-        with worker_pool(n_jobs) as pool:   # workers that end with this process (core.worker_pool)
+        with worker_pool(n_jobs) as pool:   # workers that end with this process (workers.worker_pool)
             list(pool.map(_train_job, [(n, kw) for n in order]))
     return {n: train_bongard(n, **kw) for n in names}
 

@@ -99,7 +99,6 @@ def program_strings(image) -> list[list[str]]:
     "The public dataset's form of an image program: one list of action strings per shape."
     return [[a.to_string() for a in shape] for shape in check_image(image)]
 
-# %% ../../nbs/bongard/80_logo.ipynb #54ae6c94
 def parse_program(
     strings:list, # one list of action strings per shape
 ) -> tuple:       # the image program: a tuple of shapes of `Action`s
@@ -272,7 +271,6 @@ def _draw(shapes:ShapeBatch, n_images:int, rng, scale_range) -> Poses:
         h[sec] = h[p1] + rng.uniform(-60, 60, len(sec))
     return Poses(x, y, h % 360, rng.uniform(*scale_range, n))
 
-# %% ../../nbs/bongard/80_logo.ipynb #5bd2b3bc
 def sample_poses(
     shapes:ShapeBatch,           # the shapes of `n_images` images
     rng=None,                    # seed or `np.random.Generator`
@@ -302,7 +300,6 @@ def sample_poses(
 # %% ../../nbs/bongard/80_logo.ipynb #58559860
 def _half_up(x) -> np.ndarray: return np.floor(np.asarray(x, float) + 0.5).astype(np.int64)
 
-# %% ../../nbs/bongard/80_logo.ipynb #821800bb
 def _ragged(counts) -> tuple[np.ndarray, np.ndarray]:
     "For counts (n,): the owner of each of the sum(counts) slots, and the slot's position within its owner."
     counts = np.asarray(counts, np.int64)

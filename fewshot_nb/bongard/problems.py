@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bongard/problems.html.md"""
 
 # %% ../../nbs/bongard/81_problems.ipynb #f9185fb5
 from __future__ import annotations
-from fastcore.basics import patch
 import json, os, shutil, tempfile, textwrap
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -26,8 +25,8 @@ __all__ = ['FAMILIES', 'N_IMAGES', 'FF_CONFIGS', 'FF_PIECES', 'FF_MIN_EXTENT', '
            'sample_ff_problem', 'random_types', 'basic_concepts', 'sample_basic_problem', 'abstract_concepts',
            'abstract_types', 'sample_abstract_problem', 'ProblemFamily', 'free_form_family', 'basic_family',
            'abstract_family', 'make_problem_family', 'list_problem_families', 'ProblemSet', 'make_problem_set',
-           'fresh_test_problems', 'render_problems', 'show_problem', 'write_problem_set', 'BongardImages',
-           'bongard_images', 'load_bongard', 'read_programs']
+           'fresh_test_problems', 'render_problems', 'write_problem_set', 'BongardImages', 'bongard_images',
+           'load_bongard', 'read_programs', 'show_problem']
 
 # %% ../../nbs/bongard/81_problems.ipynb #be98f9a7
 FAMILIES = ("ff", "bd", "hd")   # free-form, basic ("BA" in the paper's tables), abstract: the public set's order, which seeds nuisances
@@ -74,7 +73,6 @@ def ff_extent(shape) -> float:
     x, y = np.r_[0.0, w["x1"][0]], np.r_[0.0, w["y1"][0]]
     return float(max(np.ptp(x), np.ptp(y)))
 
-# %% ../../nbs/bongard/81_problems.ipynb #0afdf269
 def _ff_ok(shape) -> bool: return ff_extent(shape) > FF_MIN_EXTENT[len(shape)]
 
 # %% ../../nbs/bongard/81_problems.ipynb #71dfc9c7
@@ -276,13 +274,11 @@ def free_form_family() -> ProblemFamily:
     "Free-form problems: one random LOGO program against near misses that change one of its actions."
     return ProblemFamily("ff", "free-form", "FF", "the program: its strokes, their kinds and angles", sample_ff_problem)
 
-# %% ../../nbs/bongard/81_problems.ipynb #efc3856a
 @PROBLEM_FAMILIES.register("bd")
 def basic_family() -> ProblemFamily:
     "Basic problems: one or two human-designed shapes against near misses of the same super class."
     return ProblemFamily("bd", "basic", "BA", "one or two human-designed shapes", sample_basic_problem)
 
-# %% ../../nbs/bongard/81_problems.ipynb #5765a909
 @PROBLEM_FAMILIES.register("hd")
 def abstract_family() -> ProblemFamily:
     "Abstract problems: an attribute of the human-designed shapes, or a pair of them, against shapes that lack it."
@@ -296,7 +292,6 @@ def make_problem_family(
     "The problem family registered under `name`."
     return PROBLEM_FAMILIES.make(name, **kwargs)
 
-# %% ../../nbs/bongard/81_problems.ipynb #462abaec
 def list_problem_families() -> list[str]:
     "The names of the registered problem families, sorted."
     return PROBLEM_FAMILIES.names()
@@ -415,7 +410,6 @@ def fresh_test_problems(
 # %% ../../nbs/bongard/81_problems.ipynb #fe816955
 def _scale_range(family:str): return SCALE_RANGES[family]
 
-# %% ../../nbs/bongard/81_problems.ipynb #731571e2
 def render_problems(
     problems:list,     # `Problem`s
     size:int=128,      # pixels per side
@@ -437,29 +431,6 @@ def render_problems(
             poses[i] = [ps[per_image[k * 2 * N_IMAGES + j]].to_dict() for j in range(2 * N_IMAGES)]
     return out, poses
 
-# %% ../../nbs/bongard/81_problems.ipynb #cdfbf0e2
-def show_problem(
-    images:torch.Tensor, # (14, H, W) one problem's images, positives first
-    title:str="",        # the figure's title (wrapped to the figure's width)
-    scale:float=0.7,     # inches per image
-    dpi:int=100,         # figure resolution
-):
-    "A problem as a person looks at it: set A | set B, six images each, and the two test images below."
-    fig, axs = plt.subplots(3, 5, figsize=(5 * scale, 3.3 * scale), dpi=dpi)
-    fs = page_fontsize(fig, dpi=dpi)   # shows at >= 9 pt on a docs page (`figure_fonts`)
-    for ax in axs.ravel(): ax.set_xticks([]); ax.set_yticks([])
-    for side, col in ((0, 0), (1, 3)):
-        for k in range(6):
-            ax = axs[k // 2, col + k % 2]
-            ax.imshow(255 - images[side * N_IMAGES + k].numpy(), cmap="gray", vmin=0, vmax=255)
-    axs[0, 0].set_title("A", fontsize=fs); axs[0, 3].set_title("B", fontsize=fs)
-    for r in range(3): axs[r, 2].axis("off")
-    axs[2, 2].axis("on"); axs[2, 2].set_xticks([]); axs[2, 2].set_yticks([])
-    test = torch.cat([images[N_IMAGES - 1], torch.full_like(images[0][:, :4], 255), images[2 * N_IMAGES - 1]], 1)
-    axs[2, 2].imshow(255 - test.numpy(), cmap="gray", vmin=0, vmax=255); axs[2, 2].set_xlabel("test: A | B", fontsize=fs)
-    fig.suptitle(textwrap.fill(title, int(fig.get_figwidth() * 72 / (0.55 * fs))), fontsize=fs); plt.tight_layout()
-    return fig
-
 # %% ../../nbs/bongard/81_problems.ipynb #75b595a7
 SPLIT_FILE = "ShapeBongard_V2_split.json"
 BLOCK = 64   # problems whose nuisances are drawn together: `write_problem_set` and `bongard_images` draw the same ones
@@ -467,7 +438,6 @@ BLOCK = 64   # problems whose nuisances are drawn together: `write_problem_set` 
 def _png(arr:np.ndarray, path:Path):
     Image.fromarray(255 - arr, mode="L").save(path, compress_level=1)   # ink = 255 in memory, black on white on disk
 
-# %% ../../nbs/bongard/81_problems.ipynb #de80c8bd
 def write_problem_set(
     ps:ProblemSet,          # the problems and their split
     root:str|Path,          # folder to create (the public dataset's root, e.g. .../ShapeBongard_V2)
@@ -516,6 +486,63 @@ class BongardImages:
 
     def __len__(self): return len(self.names)
     def __repr__(self): return f"BongardImages({len(self)} problems, {self.images.shape[-1]} px, {dict(zip(*np.unique(self.families, return_counts=True)))})"
+
+    def flat(self) -> torch.Tensor:
+        "All images as one batch of single-channel images."
+        return self.images.reshape(-1, 1, *self.images.shape[-2:])   # (n_problems * 14, 1, H, W)
+
+    def subset(self, names) -> "BongardImages":
+        "The problems `names` (or a boolean mask / index array), in that order."
+        if len(names) and isinstance(names[0], str):
+            pos = {n: i for i, n in enumerate(self.names)}
+            if missing := [n for n in names if n not in pos]: raise KeyError(f"problems not loaded: {missing[:3]}")
+            idx = [pos[n] for n in names]
+        else: idx = np.flatnonzero(names) if np.asarray(names).dtype == bool else list(names)
+        return BongardImages(self.images[idx], [self.names[i] for i in idx])
+
+    def train_data(self) -> ImageSource:
+        "Training images: one class per problem side, one group per problem."
+        return ImageSource(self.flat(), self.labels, self.groups)
+
+    def tasks(self,
+              query:int|None=N_IMAGES - 1, # image of each side to classify; None: a random one per problem
+              seed:int|None=None,          # seed of the random queries (query=None)
+             ) -> TaskManifest:            # one 2-way 6-shot task with 1 query per class for every problem
+        "The problems as tasks over `flat()`: six images of each side as support, one of each as query."
+        n = len(self)
+        if query is None:
+            if seed is None: raise ValueError("random queries (query=None) need an integer seed")
+            q = np.random.default_rng(seed).integers(N_IMAGES, size=(n, 2))
+        else:
+            if not 0 <= query < N_IMAGES: raise ValueError(f"query must be an image index in 0..{N_IMAGES - 1}, got {query}")
+            q = np.full((n, 2), query)
+        base = 2 * N_IMAGES * np.arange(n)[:, None]
+        sup, qry = [], []
+        for side in (0, 1):
+            ks = np.arange(N_IMAGES)[None].repeat(n, 0)
+            keep = ks != q[:, side:side + 1]
+            sup.append(base + side * N_IMAGES + ks[keep].reshape(n, N_IMAGES - 1)); qry.append(base[:, 0] + side * N_IMAGES + q[:, side])
+        t = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.long)
+        batch = EpisodeBatch(t(np.concatenate(sup, 1)), t(np.repeat([[0] * (N_IMAGES - 1) + [1] * (N_IMAGES - 1)], n, 0)),
+                             torch.ones(n, 2 * (N_IMAGES - 1), dtype=torch.bool), t(np.stack(qry, 1)), t(np.tile([0, 1], (n, 1))),
+                             torch.ones(n, 2, dtype=torch.bool), t(2 * np.arange(n)[:, None] + [0, 1]), t(np.arange(n)))
+        cfg = dict(kind="bongard", n_way=2, n_shot=N_IMAGES - 1, n_query=1, query=query)
+        return TaskManifest(batch, cfg, seed, data_fingerprint(self.labels))
+
+    @property
+    def families(self) -> np.ndarray:
+        "The family of each problem (its name's prefix before `_`)."
+        return np.array([n.split("_")[0] for n in self.names])
+
+    @property
+    def labels(self) -> np.ndarray: # (n_problems * 14,) class of each image: 2p for set A of problem p, 2p + 1 for set B
+        "Class of each image: 2p for set A of problem p, 2p + 1 for set B."
+        return (2 * np.arange(len(self))[:, None] + np.repeat([0, 1], N_IMAGES)[None]).ravel()
+
+    @property
+    def groups(self) -> np.ndarray:
+        "The problem of each image."
+        return np.repeat(np.arange(len(self)), 2 * N_IMAGES)   # the problem of each image
 
 # %% ../../nbs/bongard/81_problems.ipynb #72ac03e6
 def bongard_images(
@@ -579,70 +606,25 @@ def read_programs(
                 out[name] = [[parse_program(im) for im in side] for side in sides]
     return out
 
-# %% ../../nbs/bongard/81_problems.ipynb #b42a5901
-@patch
-def flat(self:BongardImages) -> torch.Tensor:
-    "All images as one batch of single-channel images."
-    return self.images.reshape(-1, 1, *self.images.shape[-2:])   # (n_problems * 14, 1, H, W)
-
-# %% ../../nbs/bongard/81_problems.ipynb #d3325e1c
-@patch
-def subset(self:BongardImages, names) -> "BongardImages":
-    "The problems `names` (or a boolean mask / index array), in that order."
-    if len(names) and isinstance(names[0], str):
-        pos = {n: i for i, n in enumerate(self.names)}
-        if missing := [n for n in names if n not in pos]: raise KeyError(f"problems not loaded: {missing[:3]}")
-        idx = [pos[n] for n in names]
-    else: idx = np.flatnonzero(names) if np.asarray(names).dtype == bool else list(names)
-    return BongardImages(self.images[idx], [self.names[i] for i in idx])
-
-# %% ../../nbs/bongard/81_problems.ipynb #5d163eb8
-@patch
-def train_data(self:BongardImages) -> ImageSource:
-    "Training images: one class per problem side, one group per problem."
-    return ImageSource(self.flat(), self.labels, self.groups)
-
-# %% ../../nbs/bongard/81_problems.ipynb #c542b3b6
-@patch
-def tasks(self:BongardImages,
-          query:int|None=N_IMAGES - 1, # image of each side to classify; None: a random one per problem
-          seed:int|None=None,          # seed of the random queries (query=None)
-         ) -> TaskManifest:            # one 2-way 6-shot task with 1 query per class for every problem
-    "The problems as tasks over `flat()`: six images of each side as support, one of each as query."
-    n = len(self)
-    if query is None:
-        if seed is None: raise ValueError("random queries (query=None) need an integer seed")
-        q = np.random.default_rng(seed).integers(N_IMAGES, size=(n, 2))
-    else:
-        if not 0 <= query < N_IMAGES: raise ValueError(f"query must be an image index in 0..{N_IMAGES - 1}, got {query}")
-        q = np.full((n, 2), query)
-    base = 2 * N_IMAGES * np.arange(n)[:, None]
-    sup, qry = [], []
-    for side in (0, 1):
-        ks = np.arange(N_IMAGES)[None].repeat(n, 0)
-        keep = ks != q[:, side:side + 1]
-        sup.append(base + side * N_IMAGES + ks[keep].reshape(n, N_IMAGES - 1)); qry.append(base[:, 0] + side * N_IMAGES + q[:, side])
-    t = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.long)
-    batch = EpisodeBatch(t(np.concatenate(sup, 1)), t(np.repeat([[0] * (N_IMAGES - 1) + [1] * (N_IMAGES - 1)], n, 0)),
-                         torch.ones(n, 2 * (N_IMAGES - 1), dtype=torch.bool), t(np.stack(qry, 1)), t(np.tile([0, 1], (n, 1))),
-                         torch.ones(n, 2, dtype=torch.bool), t(2 * np.arange(n)[:, None] + [0, 1]), t(np.arange(n)))
-    cfg = dict(kind="bongard", n_way=2, n_shot=N_IMAGES - 1, n_query=1, query=query)
-    return TaskManifest(batch, cfg, seed, data_fingerprint(self.labels))
-
-# %% ../../nbs/bongard/81_problems.ipynb #c3e77748
-@patch(as_prop=True)
-def families(self:BongardImages) -> np.ndarray:
-    "The family of each problem (its name's prefix before `_`)."
-    return np.array([n.split("_")[0] for n in self.names])
-
-# %% ../../nbs/bongard/81_problems.ipynb #4e4361fb
-@patch(as_prop=True)
-def labels(self:BongardImages) -> np.ndarray: # (n_problems * 14,) class of each image: 2p for set A of problem p, 2p + 1 for set B
-    "Class of each image: 2p for set A of problem p, 2p + 1 for set B."
-    return (2 * np.arange(len(self))[:, None] + np.repeat([0, 1], N_IMAGES)[None]).ravel()
-
-# %% ../../nbs/bongard/81_problems.ipynb #a632375e
-@patch(as_prop=True)
-def groups(self:BongardImages) -> np.ndarray:
-    "The problem of each image."
-    return np.repeat(np.arange(len(self)), 2 * N_IMAGES)   # the problem of each image
+# %% ../../nbs/bongard/81_problems.ipynb #cdfbf0e2
+def show_problem(
+    images:torch.Tensor, # (14, H, W) one problem's images, positives first
+    title:str="",        # the figure's title (wrapped to the figure's width)
+    scale:float=0.7,     # inches per image
+    dpi:int=100,         # figure resolution
+):
+    "A problem as a person looks at it: set A | set B, six images each, and the two test images below."
+    fig, axs = plt.subplots(3, 5, figsize=(5 * scale, 3.3 * scale), dpi=dpi)
+    fs = page_fontsize(fig, dpi=dpi)   # shows at >= 9 pt on a docs page (`figure_fonts`)
+    for ax in axs.ravel(): ax.set_xticks([]); ax.set_yticks([])
+    for side, col in ((0, 0), (1, 3)):
+        for k in range(6):
+            ax = axs[k // 2, col + k % 2]
+            ax.imshow(255 - images[side * N_IMAGES + k].numpy(), cmap="gray", vmin=0, vmax=255)
+    axs[0, 0].set_title("A", fontsize=fs); axs[0, 3].set_title("B", fontsize=fs)
+    for r in range(3): axs[r, 2].axis("off")
+    axs[2, 2].axis("on"); axs[2, 2].set_xticks([]); axs[2, 2].set_yticks([])
+    test = torch.cat([images[N_IMAGES - 1], torch.full_like(images[0][:, :4], 255), images[2 * N_IMAGES - 1]], 1)
+    axs[2, 2].imshow(255 - test.numpy(), cmap="gray", vmin=0, vmax=255); axs[2, 2].set_xlabel("test: A | B", fontsize=fs)
+    fig.suptitle(textwrap.fill(title, int(fig.get_figwidth() * 72 / (0.55 * fs))), fontsize=fs); plt.tight_layout()
+    return fig

@@ -24,14 +24,12 @@ def _check_images(x) -> Tensor:
     if not x.is_floating_point(): raise ValueError(f"images must be a float tensor, got {x.dtype}; convert first, e.g. x.float() / 255")
     return x
 
-# %% ../../nbs/data/14_augment.ipynb #7214d68a
 _MODES = ("bilinear", "nearest", "bicubic")
 
 def _check_mode(mode:str) -> str:
     if mode not in _MODES: raise ValueError(f"mode must be one of {_MODES}, got {mode!r}")
     return mode
 
-# %% ../../nbs/data/14_augment.ipynb #95b151a9
 def _as_matrices(m, n:int, name:str) -> Tensor:
     m = torch.as_tensor(m, dtype=torch.float64)
     if m.shape[-2:] == (2, 3): m = torch.cat([m, m.new_tensor([0., 0., 1.]).expand(*m.shape[:-2], 1, 3)], -2)
@@ -43,7 +41,6 @@ def _pixel_to_norm(H:int, W:int, device=None) -> Tensor:
     "N: pixel coordinates (origin at the top-left corner) to `grid_sample`'s normalised coordinates."
     return torch.tensor([[2 / W, 0., -1.], [0., 2 / H, -1.], [0., 0., 1.]], dtype=torch.float64, device=device)
 
-# %% ../../nbs/data/14_augment.ipynb #9e24e2da
 def _pullback(matrices:Tensor, H:int, W:int) -> Tensor:
     "theta = N M^-1 N^-1: output to input points, in normalised coordinates."
     N = _pixel_to_norm(H, W, matrices.device)
@@ -54,7 +51,6 @@ def _centres(m:int, like:Tensor) -> Tensor:
     "Normalised coordinates of the m pixel centres along one axis: (2i + 1) / m - 1."
     return (torch.arange(m, dtype=like.dtype, device=like.device) * 2 + 1) / m - 1
 
-# %% ../../nbs/data/14_augment.ipynb #d7ce603d
 def _affine_grid(theta:Tensor, H:int, W:int) -> Tensor:
     "(n, H, W, 2) grid of `theta[:, :2]` applied to the pixel centres, built separably in x and y."
     xs, ys = _centres(W, theta), _centres(H, theta)
@@ -63,7 +59,6 @@ def _affine_grid(theta:Tensor, H:int, W:int) -> Tensor:
         torch.add(theta[:, k, 0, None, None] * xs + theta[:, k, 2, None, None], theta[:, k, 1, None, None] * ys[:, None], out=grid[..., k])
     return grid
 
-# %% ../../nbs/data/14_augment.ipynb #a81abb0a
 def _homography_grid(theta:Tensor, H:int, W:int) -> Tensor:
     "(n, H, W, 2) grid of the homographies `theta` applied to the pixel centres."
     xs, ys = _centres(W, theta), _centres(H, theta)
@@ -114,7 +109,6 @@ def _per_sample(v, n:int, tail:tuple, name:str, device=None) -> Tensor:
     if v.shape == (n, *tail): return v
     raise ValueError(f"{name} must have shape {tail} (shared) or {(n, *tail)} (one per sample), got {tuple(v.shape)}")
 
-# %% ../../nbs/data/14_augment.ipynb #24fa5601
 def _batch_size(*params) -> int:
     "The number of samples given by per-sample parameters (value, dims of one sample's value)."
     sizes = {torch.as_tensor(v).shape[0] for v, d in params if torch.as_tensor(v).ndim > d}
@@ -168,7 +162,6 @@ def _rand(shape, generator:torch.Generator|None) -> Tensor:
     return torch.rand(shape, generator=generator, dtype=torch.float64,
                       device=generator.device if generator is not None else "cpu")
 
-# %% ../../nbs/data/14_augment.ipynb #9a00aee8
 def _range(v, name:str, positive:bool=False) -> tuple[float, float]:
     "A (lo, hi) range from one number d (meaning [-d, d]) or a pair, checked."
     if isinstance(v, (int, float)):

@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/data/datasets.html.md"""
 
 # %% ../../nbs/data/16_datasets.ipynb #d12a18b7
 from __future__ import annotations
-from fastcore.basics import patch
 import io, os, re, sys, shutil, zipfile
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -113,7 +112,6 @@ def _join(root:Path, file:str) -> str:
         return f"{root/archive}{ZIP_SEP}{member}"
     return str(root/file)
 
-# %% ../../nbs/data/16_datasets.ipynb #552c68e9
 class ImageFilesSource(LabelledFiles):
     "The labelled image files of one split of a data set, decoded on demand through a transform."
     def __init__(self,
@@ -134,58 +132,47 @@ class ImageFilesSource(LabelledFiles):
 
     def __repr__(self): return f"ImageFilesSource: {self._summary()} ({self.name}), {self.transform!r}"
 
-# %% ../../nbs/data/16_datasets.ipynb #986ff4cb
-@patch
-def paths(self:ImageFilesSource,
-          idx=None, # item indices, as for `load` (default: all)
-         ) -> list[str]:
-    "Full paths of the files at `idx` (flattened)."
-    return [_join(self.root, self.files[i]) for i in self._index(idx).reshape(-1)]
+    def paths(self,
+              idx=None, # item indices, as for `load` (default: all)
+             ) -> list[str]:
+        "Full paths of the files at `idx` (flattened)."
+        return [_join(self.root, self.files[i]) for i in self._index(idx).reshape(-1)]
 
-# %% ../../nbs/data/16_datasets.ipynb #a8ae103e
-@patch
-def load(self:ImageFilesSource,
-         idx=None, # item indices: int, sequence, slice, array or tensor of any shape (default: all)
-        ) -> np.ndarray: # idx.shape + (S, S, 3) uint8, the transform's output before `to_tensor`
-    "Decode the files at `idx` through the transform, in this process."
-    ids = self._index(idx)
-    x = decode_files(self.transform, self.paths(ids), [self.files[i] for i in ids.reshape(-1)])
-    return x.reshape(ids.shape + x.shape[1:])
+    def load(self,
+             idx=None, # item indices: int, sequence, slice, array or tensor of any shape (default: all)
+            ) -> np.ndarray: # idx.shape + (S, S, 3) uint8, the transform's output before `to_tensor`
+        "Decode the files at `idx` through the transform, in this process."
+        ids = self._index(idx)
+        x = decode_files(self.transform, self.paths(ids), [self.files[i] for i in ids.reshape(-1)])
+        return x.reshape(ids.shape + x.shape[1:])
 
-# %% ../../nbs/data/16_datasets.ipynb #13d1d568
-@patch
-def tensors(self:ImageFilesSource,
-            idx=None, # item indices, as for `load`
-           ) -> torch.Tensor: # idx.shape + (3, S, S) float32 network inputs
-    "The images at `idx` as the network sees them (`transform.to_tensor` of `load`)."
-    return self.transform.to_tensor(self.load(idx))
+    def tensors(self,
+                idx=None, # item indices, as for `load`
+               ) -> torch.Tensor: # idx.shape + (3, S, S) float32 network inputs
+        "The images at `idx` as the network sees them (`transform.to_tensor` of `load`)."
+        return self.transform.to_tensor(self.load(idx))
 
-# %% ../../nbs/data/16_datasets.ipynb #415babe2
-@patch
-def floats(self:ImageFilesSource,
-           idx=None, # item indices, as for `load`
-          ) -> torch.Tensor:
-    "The same as `tensors`: the name under which every image container gives its network inputs."
-    return self.tensors(idx)
+    def floats(self,
+               idx=None, # item indices, as for `load`
+              ) -> torch.Tensor:
+        "The same as `tensors`: the name under which every image container gives its network inputs."
+        return self.tensors(idx)
 
-# %% ../../nbs/data/16_datasets.ipynb #b060d2c5
-@patch
-def batches(self:ImageFilesSource,
-            idx=None,           # item indices (default: all), in the order the batches follow
-            batch_size:int=256, # images per batch
-            workers:int=0,      # decoding processes (0: decode here)
-           ):                   # yields (b, 3, S, S) float32 network inputs
-    "The images at `idx` as batches of network inputs, decoded ahead of use by `workers` processes."
-    ids = self._index(idx).reshape(-1)
-    for x in decode_batches(self.transform, self.paths(ids), [self.files[i] for i in ids], batch_size, workers):
-        yield self.transform.to_tensor(x)
+    def batches(self,
+                idx=None,           # item indices (default: all), in the order the batches follow
+                batch_size:int=256, # images per batch
+                workers:int=0,      # decoding processes (0: decode here)
+               ):                   # yields (b, 3, S, S) float32 network inputs
+        "The images at `idx` as batches of network inputs, decoded ahead of use by `workers` processes."
+        ids = self._index(idx).reshape(-1)
+        for x in decode_batches(self.transform, self.paths(ids), [self.files[i] for i in ids], batch_size, workers):
+            yield self.transform.to_tensor(x)
 
 # %% ../../nbs/data/16_datasets.ipynb #83f062aa
 DATASETS = Registry("dataset", hint="register your own with @DATASETS.register('name') on a Layout subclass")
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff", ".ppm")
 LISTING_FILE = "fewshot_nb_listing.csv"   # written by `write_listing`, read by `verify_dataset`
 
-# %% ../../nbs/data/16_datasets.ipynb #87ca1bc8
 def _images_under(folder:Path) -> list[Path]:
     "Image files under `folder` (any depth), sorted, skipping hidden files."
     return sorted(p for p in folder.rglob("*") if p.suffix.lower() in IMAGE_EXTENSIONS and not p.name.startswith(".") and p.is_file())
@@ -250,36 +237,30 @@ class Layout(ABC):
 
     def __repr__(self): return f"{type(self).__name__}({self.name!r}, splits {', '.join(self.splits)})"
 
-# %% ../../nbs/data/16_datasets.ipynb #0cb8c87f
-@patch
-def check_split(self:Layout, split:str):
-    "ValueError unless `split` is one of the layout's splits."
-    if split not in self.splits: raise ValueError(f"{self.name} has no split {split!r}; its splits are {', '.join(self.splits)}")
+    def check_split(self, split:str):
+        "ValueError unless `split` is one of the layout's splits."
+        if split not in self.splits: raise ValueError(f"{self.name} has no split {split!r}; its splits are {', '.join(self.splits)}")
 
-# %% ../../nbs/data/16_datasets.ipynb #5695f812
-@patch
-def problems(self:Layout,
-             split:str,              # one of `splits`
-             listing:pd.DataFrame,   # what `listing(split)` returned
-             present:np.ndarray,     # (len(listing),) bool: which listed files exist
-            ) -> list[str]:          # one sentence per problem
-    "What is wrong with `split` beyond absent and unreadable files: a layout's own checks (none by default)."
-    return []
+    def problems(self,
+                 split:str,              # one of `splits`
+                 listing:pd.DataFrame,   # what `listing(split)` returned
+                 present:np.ndarray,     # (len(listing),) bool: which listed files exist
+                ) -> list[str]:          # one sentence per problem
+        "What is wrong with `split` beyond absent and unreadable files: a layout's own checks (none by default)."
+        return []
 
-# %% ../../nbs/data/16_datasets.ipynb #0f5c0625
-@patch
-def source(self:Layout,
-           split:str,        # one of `splits`
-           transform=None,   # default `EvalTransform()`
-          ) -> ImageFilesSource:
-    "The images of `split`, decoded on demand; FileNotFoundError if any listed file is missing."
-    self.check_split(split)
-    lst = _listing_inside(self, split)
-    if absent := [f for f in lst.file if not _exists(self.root, f)]:
-        raise FileNotFoundError(f"{len(absent)} of {len(lst):,} images of {self.name} {split} are missing, e.g. {absent[:3]}; "
-                                f"verify_dataset({self.name!r}, root) reports them all")
-    return ImageFilesSource(self.root, lst.file, lst.label, lst["group"] if "group" in lst else None, transform,
-                            name=f"{self.name}/{split}")
+    def source(self,
+               split:str,        # one of `splits`
+               transform=None,   # default `EvalTransform()`
+              ) -> ImageFilesSource:
+        "The images of `split`, decoded on demand; FileNotFoundError if any listed file is missing."
+        self.check_split(split)
+        lst = _listing_inside(self, split)
+        if absent := [f for f in lst.file if not _exists(self.root, f)]:
+            raise FileNotFoundError(f"{len(absent)} of {len(lst):,} images of {self.name} {split} are missing, e.g. {absent[:3]}; "
+                                    f"verify_dataset({self.name!r}, root) reports them all")
+        return ImageFilesSource(self.root, lst.file, lst.label, lst["group"] if "group" in lst else None, transform,
+                                name=f"{self.name}/{split}")
 
 # %% ../../nbs/data/16_datasets.ipynb #311e173f
 _NAMELISTS: dict = {}
@@ -300,7 +281,6 @@ def _leaves_root(file:str) -> bool:
     "Whether a listed file (or each side of archive.zip::member) is absolute or climbs with `..`: it would lie outside the root."
     return any(p.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", p) or ".." in re.split(r"[/\\]", p) for p in file.split(ZIP_SEP))
 
-# %% ../../nbs/data/16_datasets.ipynb #29697912
 def _listing_inside(layout:Layout, split:str) -> pd.DataFrame:
     "`layout.listing(split)`, refused if a listed file would lie outside the copy's folder (a split file edited by hand, or hostile)."
     lst = layout.listing(split)
@@ -320,7 +300,6 @@ def make_dataset(
     "The images of one split of the data set `name` in the copy at `root`, decoded on demand."
     return DATASETS.make(name, root=root, **kwargs).source(split, transform)
 
-# %% ../../nbs/data/16_datasets.ipynb #47edb42e
 def list_datasets() -> list[str]:
     "Names of the data set layouts `make_dataset` and `verify_dataset` know."
     return DATASETS.names()
@@ -332,7 +311,6 @@ def _write_image(path:Path, size:tuple, rng:np.random.Generator, mode:str="RGB")
     a = rng.integers(0, 256, (size[1], size[0]) + ((3,) if mode == "RGB" else ()), dtype=np.uint8)
     Image.fromarray(a, mode).save(path)
 
-# %% ../../nbs/data/16_datasets.ipynb #0ec07ecf
 def write_miniature(
     name:str,               # a layout of `list_datasets()`
     root:str|Path,          # an empty (or new) folder to write it in
@@ -477,22 +455,18 @@ class CUB(Layout):
         (root/"classes.txt").write_text("".join(f"{i} {c}\n" for i, c in enumerate(classes, 1)))
         (root/"images.txt").write_text("".join(f"{i} {f}\n" for i, f in enumerate(files, 1)))
 
-# %% ../../nbs/data/16_datasets.ipynb #cc55b23a
-@patch
-def classes(self:CUB) -> list[str]:
-    "The 200 class folder names of classes.txt, in the order of their ids."
-    rows = [l.split(maxsplit=1) for l in (self.root/"classes.txt").read_text().splitlines() if l.strip()]
-    if bad := [r for r in rows if len(r) != 2 or not r[0].isdigit()]:
-        raise ValueError(f"classes.txt: lines must be '<class_id> <class_name>', got {' '.join(bad[0])!r}")
-    return [name for _, name in sorted(rows, key=lambda r: int(r[0]))]
+    def classes(self) -> list[str]:
+        "The 200 class folder names of classes.txt, in the order of their ids."
+        rows = [l.split(maxsplit=1) for l in (self.root/"classes.txt").read_text().splitlines() if l.strip()]
+        if bad := [r for r in rows if len(r) != 2 or not r[0].isdigit()]:
+            raise ValueError(f"classes.txt: lines must be '<class_id> <class_name>', got {' '.join(bad[0])!r}")
+        return [name for _, name in sorted(rows, key=lambda r: int(r[0]))]
 
-# %% ../../nbs/data/16_datasets.ipynb #1786f8dd
-@patch
-def problems(self:CUB, split:str, listing:pd.DataFrame, present:np.ndarray) -> list[str]:
-    "Whether classes.txt numbers the class folders in sorted order, as the split rule assumes."
-    c = self.classes()
-    return ([] if c == sorted(c) else
-            ["classes.txt is not in the order of its folder names; Chen et al.'s split numbers the sorted folders"])
+    def problems(self, split:str, listing:pd.DataFrame, present:np.ndarray) -> list[str]:
+        "Whether classes.txt numbers the class folders in sorted order, as the split rule assumes."
+        c = self.classes()
+        return ([] if c == sorted(c) else
+                ["classes.txt is not in the order of its folder names; Chen et al.'s split numbers the sorted folders"])
 
 # %% ../../nbs/data/16_datasets.ipynb #5e0d76ad
 CIFAR100_SUPERCLASSES = {   # CIFAR-100's 20 coarse labels, in the order of its meta file, with their 5 fine labels
@@ -566,6 +540,18 @@ class CIFARFS(Layout):
                 for i in range(images): _write_image(root/"data"/c/f"{c}_{i + 1}.png", size, rng)
             (root/"splits"/"bertinetto"/f"{split}.txt").write_text("".join(f"{c}\n" for c in classes[:3]))
 
+    def class_list(self, split:str) -> list[str]:
+        "The classes that the split's class list names."
+        names = [l.strip() for l in (self.split_dir/f"{split}.txt").read_text().splitlines() if l.strip()]
+        if not names: raise ValueError(f"{split}.txt lists no classes")
+        return names
+
+    def problems(self, split:str, listing:pd.DataFrame, present:np.ndarray) -> list[str]:
+        "Classes of the class list without images, and classes with fewer images than the others."
+        out = [f"{split}: class {c!r} of {split}.txt has no images in {self.image_dir}/{c}/" for c in self.class_list(split)
+               if c not in set(listing.label)]
+        return out + _equal_counts(split, listing.label[present].value_counts())
+
 # %% ../../nbs/data/16_datasets.ipynb #a89f248a
 @DATASETS.register("fc100")
 class FC100(Layout):
@@ -597,29 +583,11 @@ class FC100(Layout):
                 for c in CIFAR100_SUPERCLASSES[s][:2]:
                     for i in range(images): _write_image(root/split/c/f"{i + 1}.png", size, rng)
 
-# %% ../../nbs/data/16_datasets.ipynb #0aa2d6b0
-@patch
-def class_list(self:CIFARFS, split:str) -> list[str]:
-    "The classes that the split's class list names."
-    names = [l.strip() for l in (self.split_dir/f"{split}.txt").read_text().splitlines() if l.strip()]
-    if not names: raise ValueError(f"{split}.txt lists no classes")
-    return names
-
-# %% ../../nbs/data/16_datasets.ipynb #d7c4d859
-@patch
-def problems(self:CIFARFS, split:str, listing:pd.DataFrame, present:np.ndarray) -> list[str]:
-    "Classes of the class list without images, and classes with fewer images than the others."
-    out = [f"{split}: class {c!r} of {split}.txt has no images in {self.image_dir}/{c}/" for c in self.class_list(split)
-           if c not in set(listing.label)]
-    return out + _equal_counts(split, listing.label[present].value_counts())
-
-# %% ../../nbs/data/16_datasets.ipynb #bd30b778
-@patch
-def problems(self:FC100, split:str, listing:pd.DataFrame, present:np.ndarray) -> list[str]:
-    "Class names that are not CIFAR-100's, and classes with fewer images than the others."
-    out = [f"{split}: {c!r} is not a CIFAR-100 class name, so its super-class is unknown"
-           for c in sorted(set(listing.label) - set(CIFAR100_SUPERCLASS_OF))]
-    return out + _equal_counts(split, listing.label[present].value_counts())
+    def problems(self, split:str, listing:pd.DataFrame, present:np.ndarray) -> list[str]:
+        "Class names that are not CIFAR-100's, and classes with fewer images than the others."
+        out = [f"{split}: {c!r} is not a CIFAR-100 class name, so its super-class is unknown"
+               for c in sorted(set(listing.label) - set(CIFAR100_SUPERCLASS_OF))]
+        return out + _equal_counts(split, listing.label[present].value_counts())
 
 # %% ../../nbs/data/16_datasets.ipynb #20bfacd5
 @DATASETS.register("image_folder")
@@ -713,26 +681,22 @@ class Omniglot(Layout):
                     for p in sorted((folder/f"images_{s}").rglob("*.png")): z.write(p, p.relative_to(folder).as_posix())
                 shutil.rmtree(folder)
 
-# %% ../../nbs/data/16_datasets.ipynb #3c1556b9
-@patch
-def archive_checks(self:Omniglot, split:str) -> list[tuple]:
-    "With the zip archive: whether its MD5 sum is that of Lake's release."
-    p = self.where_is[split]
-    if p.suffix != ".zip" or p.name not in RESOURCES: return []
-    got, want = file_md5(p), RESOURCES[p.name].md5
-    return [("archive MD5", want, got, got == want)]
+    def archive_checks(self, split:str) -> list[tuple]:
+        "With the zip archive: whether its MD5 sum is that of Lake's release."
+        p = self.where_is[split]
+        if p.suffix != ".zip" or p.name not in RESOURCES: return []
+        got, want = file_md5(p), RESOURCES[p.name].md5
+        return [("archive MD5", want, got, got == want)]
 
-# %% ../../nbs/data/16_datasets.ipynb #903b6382
-@patch
-def problems(self:Omniglot, split:str, listing:pd.DataFrame, present:np.ndarray) -> list[str]:
-    "Files not named `<id>_<drawer>.png`, characters with several ids, drawers outside 01-20."
-    out = []
-    for label, files in listing.groupby("label").file:
-        m = [_OMNIGLOT_FILE.match(Path(f.split(ZIP_SEP)[-1]).name) for f in files]
-        if not all(m): out.append(f"{split}: {label} holds files not named <character id>_<drawer>.png")
-        elif len({mm[1] for mm in m}) != 1: out.append(f"{split}: {label} holds files of {len({mm[1] for mm in m})} character ids")
-        elif any(not 1 <= int(mm[2]) <= self.drawers for mm in m): out.append(f"{split}: {label} has drawers outside 01-{self.drawers:02d}")
-    return out
+    def problems(self, split:str, listing:pd.DataFrame, present:np.ndarray) -> list[str]:
+        "Files not named `<id>_<drawer>.png`, characters with several ids, drawers outside 01-20."
+        out = []
+        for label, files in listing.groupby("label").file:
+            m = [_OMNIGLOT_FILE.match(Path(f.split(ZIP_SEP)[-1]).name) for f in files]
+            if not all(m): out.append(f"{split}: {label} holds files not named <character id>_<drawer>.png")
+            elif len({mm[1] for mm in m}) != 1: out.append(f"{split}: {label} holds files of {len({mm[1] for mm in m})} character ids")
+            elif any(not 1 <= int(mm[2]) <= self.drawers for mm in m): out.append(f"{split}: {label} has drawers outside 01-{self.drawers:02d}")
+        return out
 
 # %% ../../nbs/data/16_datasets.ipynb #7c4347dd
 def _probe(paths:list) -> list[tuple]:
@@ -747,7 +711,6 @@ def _probe(paths:list) -> list[tuple]:
             out.append((f"{type(e).__name__}: {e}", 0, 0))
     return out
 
-# %% ../../nbs/data/16_datasets.ipynb #f72969b3
 def probe_files(
     paths:list,              # files to decode
     workers:int|None=None,   # decoding processes (default `default_workers()`; 0 decodes here)
@@ -766,7 +729,6 @@ def _sizes(w:np.ndarray, h:np.ndarray) -> str:
     pairs = sorted(set(zip(w.tolist(), h.tolist())))
     return f"{pairs[0][0]}x{pairs[0][1]}" if len(pairs) == 1 else f"{len(pairs)} sizes"
 
-# %% ../../nbs/data/16_datasets.ipynb #09e98726
 def _compare(split:str, spec:dict, df:pd.DataFrame, w:np.ndarray, h:np.ndarray) -> list[tuple]:
     "Rows (split, check, expected, found, ok) comparing the usable images `df` of a split with its published counts `spec`."
     rows, counts = [], df.label.value_counts()

@@ -27,7 +27,7 @@ FEATURE_FORMATS = {   # suffix -> what a features file of that kind holds
 LABEL_FORMATS = (".npy", ".txt", ".csv")   # labels files: an array, one label per line, a table with a label column
 LABEL_COLUMNS = ("label", "labels")        # the label column of a table when `label_column` is not given
 
-# %% ../../nbs/data/12a_feature_files.ipynb #d58b87c6
+# %% ../../nbs/data/12a_feature_files.ipynb #1afb7a0b
 def _existing(path, what:str) -> Path:
     "`path` as a Path, or FileNotFoundError naming what was looked for."
     p = Path(path).expanduser()
@@ -35,7 +35,6 @@ def _existing(path, what:str) -> Path:
     if p.stat().st_size == 0: raise ValueError(f"{p.name} is empty (0 bytes): no {what} in it; write the file again (an interrupted copy or save?)")
     return p
 
-# %% ../../nbs/data/12a_feature_files.ipynb #e134730a
 def _suffix(path:Path, known, what:str) -> str:
     "The lower-case suffix of `path`, refused unless it is one of `known`."
     s = path.suffix.lower()
@@ -66,7 +65,22 @@ def parse_labels(
         return s.astype(np.int64) if all(_INT.fullmatch(v) for v in s) else s
     return a.astype(np.int64)
 
-# %% ../../nbs/data/12a_feature_files.ipynb #40e5387c
+# %% ../../nbs/data/12a_feature_files.ipynb #66107e64
+def _label_column(df:pd.DataFrame, label_column:str|None, name:str, single:bool=False) -> str:
+    "The label column of a table: `label_column`, else 'label' or 'labels' (else the only column, if `single`)."
+    cols = [str(c) for c in df.columns]
+    if label_column is not None:
+        if label_column not in cols: raise ValueError(f"{name} has no column {label_column!r}; its columns: {cols[:10]}")
+        return label_column
+    found = [c for c in LABEL_COLUMNS if c in cols]
+    if len(found) == 1: return found[0]
+    if single and len(cols) == 1: return cols[0]
+    if not found and len(cols) == 1 and (sep := next((s for s in (";", "\t", "|") if s in cols[0]), None)):
+        raise ValueError(f"{name} has one column named {cols[0][:60]!r}: its fields are separated by {sep!r}, not commas; "
+                         "write it with commas (pandas: df.to_csv(path, index=False))")
+    raise ValueError(f"{name}: {'both ' if found else 'no '}label column ('label' or 'labels') among its columns {cols[:10]}; "
+                     "name the labels' column 'label' (or pass label_column= to read_features)")
+
 def read_labels(
     path:str|Path,             # a .npy array, a .txt file (one label per line) or a .csv table with a header
     label_column:str|None=None, # the CSV column to read (default: 'label' or 'labels', or the only column)
@@ -88,22 +102,6 @@ def read_labels(
     except pd.errors.EmptyDataError: raise ValueError(f"{path.name} is empty: expected a header and one label per row") from None
     col = _label_column(df, label_column, path.name, single=True)
     return parse_labels(df[col].to_numpy(dtype=object), f"{path.name} column {col!r}")
-
-# %% ../../nbs/data/12a_feature_files.ipynb #cfbdbfe9
-def _label_column(df:pd.DataFrame, label_column:str|None, name:str, single:bool=False) -> str:
-    "The label column of a table: `label_column`, else 'label' or 'labels' (else the only column, if `single`)."
-    cols = [str(c) for c in df.columns]
-    if label_column is not None:
-        if label_column not in cols: raise ValueError(f"{name} has no column {label_column!r}; its columns: {cols[:10]}")
-        return label_column
-    found = [c for c in LABEL_COLUMNS if c in cols]
-    if len(found) == 1: return found[0]
-    if single and len(cols) == 1: return cols[0]
-    if not found and len(cols) == 1 and (sep := next((s for s in (";", "\t", "|") if s in cols[0]), None)):
-        raise ValueError(f"{name} has one column named {cols[0][:60]!r}: its fields are separated by {sep!r}, not commas; "
-                         "write it with commas (pandas: df.to_csv(path, index=False))")
-    raise ValueError(f"{name}: {'both ' if found else 'no '}label column ('label' or 'labels') among its columns {cols[:10]}; "
-                     "name the labels' column 'label' (or pass label_column= to read_features)")
 
 # %% ../../nbs/data/12a_feature_files.ipynb #6784f6bf
 def _matrix(x, name:str, dtype) -> torch.Tensor:
@@ -161,6 +159,20 @@ def check_magnitude(
                          f"come out 0 and every method's scores tie: multiply the features by a constant, e.g. {scale:.0e}, the same for "
                          f"the test, base and validation files (keep the items' norms above {lo_ok:.0e})")
 
+# %% ../../nbs/data/12a_feature_files.ipynb #e5e2c207
+def _source(feats:torch.Tensor, labels, groups, name:str, label_column:str|None=None) -> FeatureSource:
+    "A FeatureSource from checked features and labels (arrays or labels files), its errors naming the files."
+    parts = {}
+    for key, v in (("labels", labels), ("groups", groups)):
+        if v is None: parts[key] = None; continue
+        vname = Path(v).name if isinstance(v, (str, Path)) else f"the {key} of {name}"
+        v = read_labels(v, label_column if key == "labels" else None) if isinstance(v, (str, Path)) else parse_labels(v, vname)
+        if len(v) != len(feats):
+            raise ValueError(f"{name} has {len(feats)} items but {vname} has {len(v)} {key}: one per item, in the same order")
+        parts[key] = v
+    try: return FeatureSource(feats, parts["labels"], parts["groups"])
+    except ValueError as e: raise ValueError(f"{name}: {e}") from None
+
 # %% ../../nbs/data/12a_feature_files.ipynb #dad41947
 FEATURE_KEYS = ("features", "feats")   # the key of the feature array in a .npz or .pt dict
 
@@ -189,21 +201,34 @@ def _from_mapping(d:dict, name:str, labels, groups, dtype) -> FeatureSource:
         raise ValueError(f"{name} has no 'labels' array: add one (one label per item), or pass labels= (--labels FILE); its keys: {keys}")
     return _source(feats, out["labels"], out["groups"], name)
 
-# %% ../../nbs/data/12a_feature_files.ipynb #e5e2c207
-def _source(feats:torch.Tensor, labels, groups, name:str, label_column:str|None=None) -> FeatureSource:
-    "A FeatureSource from checked features and labels (arrays or labels files), its errors naming the files."
-    parts = {}
-    for key, v in (("labels", labels), ("groups", groups)):
-        if v is None: parts[key] = None; continue
-        vname = Path(v).name if isinstance(v, (str, Path)) else f"the {key} of {name}"
-        v = read_labels(v, label_column if key == "labels" else None) if isinstance(v, (str, Path)) else parse_labels(v, vname)
-        if len(v) != len(feats):
-            raise ValueError(f"{name} has {len(feats)} items but {vname} has {len(v)} {key}: one per item, in the same order")
-        parts[key] = v
-    try: return FeatureSource(feats, parts["labels"], parts["groups"])
-    except ValueError as e: raise ValueError(f"{name}: {e}") from None
+# %% ../../nbs/data/12a_feature_files.ipynb #cdcbc86f
+def _array_header(fh) -> tuple:
+    "(shape, fortran_order, dtype) from the header of a .npy stream, read without the array (NumPy's public readers)."
+    version = np.lib.format.read_magic(fh)
+    read = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+    if read is None: raise ValueError(f"a .npy header of version {version}")
+    return read(fh)
 
-# %% ../../nbs/data/12a_feature_files.ipynb #03a5e543
+def _check_size(what:str, shape:tuple, dt:np.dtype, held:int, holds:str="holds") -> None:
+    "Before an array is read: its declared bytes fit the memory this run may use, and are there (`held`, what the file `holds`)."
+    nbytes = int(np.prod(shape, dtype=np.float64)) * dt.itemsize
+    check_memory(nbytes, f"{what}, a {shape} {dt} array", "a features file this large needs a machine with more memory (or FEWSHOT_MAX_MEMORY_GB raised)")
+    if nbytes > held:
+        gb = f" ({nbytes / 2**30:.1f} GB)" if nbytes >= 2**27 else ""
+        raise ValueError(f"{what}, a {shape} {dt} array, declares {nbytes:,} bytes{gb} but {holds} {held:,}: it is truncated or damaged; write it again")
+
+# %% ../../nbs/data/12a_feature_files.ipynb #c6e99bd7
+def _no_memory(what:str, stream, err:MemoryError) -> MemoryError:
+    "The MemoryError to raise when reading an array failed to allocate: which array, its declared size, and why."
+    try:
+        with stream as fh: shape, _, dt = _array_header(fh)
+        size = f"a {shape} {dt} array of {int(np.prod(shape, dtype=np.float64)) * dt.itemsize / 2**30:.2f} GB"
+    except Exception: size = "an array"
+    return MemoryError(f"{what}, {size} by its header, could not be allocated ({err or 'MemoryError'}): the memory available "
+                       "was less than the size check saw (a container's or a job's limit?); read it on a machine with more memory, "
+                       "or lower FEWSHOT_MAX_MEMORY_GB to this job's limit so that such a file is refused before reading")
+
+# %% ../../nbs/data/12a_feature_files.ipynb #80e894e7
 def _load_npy(path:Path) -> np.ndarray:
     "An array from a .npy file, read without pickle (object arrays, e.g. ragged rows, are refused); its declared size checked first."
     try:
@@ -217,7 +242,6 @@ def _load_npy(path:Path) -> np.ndarray:
         raise ValueError(f"{path.name} holds an object array: ragged rows (of different lengths) or Python objects, which are "
                          "not read without pickle; save one (n_items, d) float array") from None
 
-# %% ../../nbs/data/12a_feature_files.ipynb #3f2cb662
 def _labels_beside(path:Path) -> Path:
     "The labels file of a .npy features file: the one `<stem>_labels.npy|.txt|.csv` beside it."
     found = [p for s in LABEL_FORMATS if (p := path.with_name(f"{path.stem}_labels{s}")).is_file()]
@@ -227,24 +251,7 @@ def _labels_beside(path:Path) -> Path:
                                           "is beside it: pass labels= (--labels FILE), a .npy, .txt or .csv file of one label per item")
     return found[0]
 
-# %% ../../nbs/data/12a_feature_files.ipynb #226c19b3
-def _array_header(fh) -> tuple:
-    "(shape, fortran_order, dtype) from the header of a .npy stream, read without the array (NumPy's public readers)."
-    version = np.lib.format.read_magic(fh)
-    read = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}.get(version)
-    if read is None: raise ValueError(f"a .npy header of version {version}")
-    return read(fh)
-
-# %% ../../nbs/data/12a_feature_files.ipynb #9c07145e
-def _check_size(what:str, shape:tuple, dt:np.dtype, held:int, holds:str="holds") -> None:
-    "Before an array is read: its declared bytes fit the memory this run may use, and are there (`held`, what the file `holds`)."
-    nbytes = int(np.prod(shape, dtype=np.float64)) * dt.itemsize
-    check_memory(nbytes, f"{what}, a {shape} {dt} array", "a features file this large needs a machine with more memory (or FEWSHOT_MAX_MEMORY_GB raised)")
-    if nbytes > held:
-        gb = f" ({nbytes / 2**30:.1f} GB)" if nbytes >= 2**27 else ""
-        raise ValueError(f"{what}, a {shape} {dt} array, declares {nbytes:,} bytes{gb} but {holds} {held:,}: it is truncated or damaged; write it again")
-
-# %% ../../nbs/data/12a_feature_files.ipynb #7f86386b
+# %% ../../nbs/data/12a_feature_files.ipynb #06dd31b4
 def _check_declared(f, key:str, name:str) -> None:
     "Before an array of a .npz is read: its declared size, against memory and against what its member can hold once expanded."
     info = f.zip.getinfo(f"{key}.npy")
@@ -256,18 +263,6 @@ def _check_declared(f, key:str, name:str) -> None:
         held, holds = max(0, info.compress_size * 1032 - header), f"its {info.compress_size:,} deflated bytes expand to at most"
     _check_size(f"{name}[{key!r}]", shape, dt, held, holds)
 
-# %% ../../nbs/data/12a_feature_files.ipynb #c6e99bd7
-def _no_memory(what:str, stream, err:MemoryError) -> MemoryError:
-    "The MemoryError to raise when reading an array failed to allocate: which array, its declared size, and why."
-    try:
-        with stream as fh: shape, _, dt = _array_header(fh)
-        size = f"a {shape} {dt} array of {int(np.prod(shape, dtype=np.float64)) * dt.itemsize / 2**30:.2f} GB"
-    except Exception: size = "an array"
-    return MemoryError(f"{what}, {size} by its header, could not be allocated ({err or 'MemoryError'}): the memory available "
-                       "was less than the size check saw (a container's or a job's limit?); read it on a machine with more memory, "
-                       "or lower FEWSHOT_MAX_MEMORY_GB to this job's limit so that such a file is refused before reading")
-
-# %% ../../nbs/data/12a_feature_files.ipynb #26d70ea6
 def _read_npz(path:Path, labels, groups, dtype) -> FeatureSource:
     try: f = np.load(path, allow_pickle=False)
     except Exception as e: raise ValueError(f"{path.name} cannot be read as a .npz archive ({type(e).__name__}: {e})") from e
@@ -313,17 +308,7 @@ def _read_pt(path:Path, labels, groups, dtype) -> FeatureSource:
                        None if src.groups is None else np.asarray(src.group_names)[src.groups], path.name)
     return _from_mapping(d, path.name, labels, groups, dtype)
 
-# %% ../../nbs/data/12a_feature_files.ipynb #85cfe74d
-def _pyarrow(path:Path):
-    "The pyarrow module, or ImportError saying how to install it."
-    try:
-        import pyarrow, pyarrow.parquet
-        return pyarrow
-    except ImportError:
-        raise ImportError(f"{path.name}: Parquet files need pyarrow, which is not installed: pip install pyarrow "
-                          "(or pip install 'fewshot_nb[parquet]'), or save the features as .npz instead") from None
-
-# %% ../../nbs/data/12a_feature_files.ipynb #59db82f4
+# %% ../../nbs/data/12a_feature_files.ipynb #69f2a627
 def _table_source(df:pd.DataFrame, name:str, label_column, group_column, ignore, labels, groups, dtype, feats=None) -> FeatureSource:
     "A source from a table: a label column, an optional group column, and numeric feature columns (or `feats`, read apart)."
     df.columns = [str(c) for c in df.columns]
@@ -352,7 +337,6 @@ def _table_source(df:pd.DataFrame, name:str, label_column, group_column, ignore,
         feats = df.to_numpy(dtype=np.float64)
     return _source(_matrix(feats, name, dtype), labels, groups, name)
 
-# %% ../../nbs/data/12a_feature_files.ipynb #2705ce05
 def _read_csv(path:Path, label_column, group_column, ignore, labels, groups, dtype) -> FeatureSource:
     try: head = pd.read_csv(path, nrows=0)
     except pd.errors.EmptyDataError: raise ValueError(f"{path.name} is empty: expected a header, then one row per item") from None
@@ -362,7 +346,16 @@ def _read_csv(path:Path, label_column, group_column, ignore, labels, groups, dty
         raise ValueError(f"{path.name} is ragged: {str(e).strip().split('. ')[-1].removeprefix('C error: ')}; every row needs the fields of the header") from None
     return _table_source(df, path.name, label_column, group_column, ignore, labels, groups, dtype)
 
-# %% ../../nbs/data/12a_feature_files.ipynb #1b1d304c
+# %% ../../nbs/data/12a_feature_files.ipynb #db2fb3c5
+def _pyarrow(path:Path):
+    "The pyarrow module, or ImportError saying how to install it."
+    try:
+        import pyarrow, pyarrow.parquet
+        return pyarrow
+    except ImportError:
+        raise ImportError(f"{path.name}: Parquet files need pyarrow, which is not installed: pip install pyarrow "
+                          "(or pip install 'fewshot_nb[parquet]'), or save the features as .npz instead") from None
+
 def _read_parquet(path:Path, label_column, group_column, ignore, labels, groups, dtype) -> FeatureSource:
     pa = _pyarrow(path)
     try: table = pa.parquet.read_table(path)
@@ -405,11 +398,6 @@ def read_features(
     if kind == ".csv": return _read_csv(path, label_column, group_column, ignore, labels, groups, dtype)
     return _read_parquet(path, label_column, group_column, ignore, labels, groups, dtype)
 
-# %% ../../nbs/data/12a_feature_files.ipynb #eb385ffd
-def _label_values(codes:np.ndarray, names:list) -> np.ndarray:
-    "Each item's label (its class name) as an int64 or str array."
-    return np.asarray(names)[codes]
-
 # %% ../../nbs/data/12a_feature_files.ipynb #dadeb464
 def write_labels(
     values,          # (n_items,) labels: integers or strings
@@ -425,7 +413,11 @@ def write_labels(
         else: pd.DataFrame({"label": v}).to_csv(tmp, index=False)
     return path
 
-# %% ../../nbs/data/12a_feature_files.ipynb #15d69b0b
+# %% ../../nbs/data/12a_feature_files.ipynb #6c6c0162
+def _label_values(codes:np.ndarray, names:list) -> np.ndarray:
+    "Each item's label (its class name) as an int64 or str array."
+    return np.asarray(names)[codes]
+
 def write_features(
     source:FeatureSource,             # the features, labels and groups to write
     path:str|Path,                    # destination: its suffix picks the format (see `FEATURE_FORMATS`)

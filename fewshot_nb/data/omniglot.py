@@ -11,7 +11,8 @@ from pathlib import Path
 from dataclasses import dataclass
 import numpy as np, pandas as pd, torch
 from PIL import Image
-from ..core import atomic_write, file_md5, progress, get_logger, page_fontsize, check_out_folder
+from ..core import atomic_write, file_md5, progress, get_logger, page_fontsize
+from ..run_folders import check_out_folder
 _log = get_logger("fewshot_nb.data.omniglot")   # downloads, decoding, the cache
 
 # %% auto #0
@@ -63,11 +64,10 @@ RESOURCES = {
     "human_designed_shapes_attributes.tsv": Resource("bongard_logo", f"{_BONGARD}/human_designed_shapes_attributes.tsv", "9fdf3f469b96330479eed7c03f485933"),
 }
 
-# %% ../../nbs/data/10_omniglot.ipynb #15282766
+# %% ../../nbs/data/10_omniglot.ipynb #6a7aaf7f
 class ChecksumError(ValueError):
     "A file's MD5 sum differs from the expected one."
 
-# %% ../../nbs/data/10_omniglot.ipynb #e0d2ac32
 def download(
     url:str,          # http(s):// or file:// URL
     dest:str|Path,    # final path
@@ -87,7 +87,7 @@ def download(
                                 "The server may have sent an error page or a different version of the file.")
     return dest
 
-# %% ../../nbs/data/10_omniglot.ipynb #c3813358
+# %% ../../nbs/data/10_omniglot.ipynb #ddf06901
 _checked: dict = {}  # (path, size, mtime) -> md5 already verified in this process
 
 def _verify(path:Path, md5:str):
@@ -98,7 +98,6 @@ def _verify(path:Path, md5:str):
                             "Delete it to download it again, or point FEWSHOT_DATA at a folder with the right file.")
     _checked[key] = md5
 
-# %% ../../nbs/data/10_omniglot.ipynb #41f03241
 def fetch(
     name:str,                  # a key of `RESOURCES`, e.g. 'images_background_small1.zip'
     root:str|Path|None=None,   # data root (default: `data_root()`)

@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/data/sources.html.md"""
 
 # %% ../../nbs/data/12_sources.ipynb #78918144
 from __future__ import annotations
-from fastcore.basics import patch
 import os, time, signal, threading, multiprocessing as mp
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
@@ -15,7 +14,8 @@ from functools import partial
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 from PIL import Image
-from ..core import atomic_write, worker_pool, seal, check_seal
+from ..core import atomic_write, seal, check_seal
+from ..workers import worker_pool
 
 # %% auto #0
 __all__ = ['encode_labels', 'check_one_group', 'FeatureSource', 'LabelledFiles', 'ImageFolderSource', 'default_workers',
@@ -54,7 +54,7 @@ def check_one_group(
                          f"({', '.join(repr(group_names[g]) for g in gs[:5])}); every class must belong to exactly one group"
                          + (f" ({len(bad)} classes do not)" if len(bad) > 1 else ""))
 
-# %% ../../nbs/data/12_sources.ipynb #6aacf31e
+# %% ../../nbs/data/12_sources.ipynb #09290c0e
 _FEATURE_FORMAT, _FEATURE_VERSION = "fewshot_nb.FeatureSource", 1
 
 class FeatureSource:
@@ -83,90 +83,65 @@ class FeatureSource:
     def __repr__(self):
         g = "" if self.groups is None else f", {len(self.group_names)} group{'s' * (len(self.group_names) != 1)}"
         return f"FeatureSource: {len(self):,} items x {self.dim} dims, {self.n_classes:,} classes{g}"
+    @property
+    def n_classes(self) -> int:
+        "Number of classes."
+        return len(self.class_names)
+    @property
+    def dim(self) -> int:
+        "Feature dimension `d`."
+        return self.feats.shape[1]
+    def subset(self, classes) -> "FeatureSource":
+        "The items of `classes` (class names), in the current order, recoded."
+        classes = [classes] if isinstance(classes, (str, int, np.integer)) else list(classes)
+        known = set(self.class_names)
+        if unknown := [c for c in classes if c not in known]:
+            raise KeyError(f"{len(unknown)} classes are not in this source, e.g. {unknown[:3]}")
+        keep = np.isin(self.labels, [self.class_names.index(c) for c in classes])
+        names = lambda codes, nm: np.asarray(nm)[codes[keep]]
+        return FeatureSource(self.feats[torch.from_numpy(keep)], names(self.labels, self.class_names),
+                             None if self.groups is None else names(self.groups, self.group_names))
+    def state(self) -> dict:
+        "The source as plain tensors and name lists, the form `save` writes (and other files can embed)."
+        return {"feats": self.feats.detach().cpu(), "labels": torch.from_numpy(self.labels), "class_names": list(self.class_names),
+                "groups": None if self.groups is None else torch.from_numpy(self.groups),
+                "group_names": None if self.group_names is None else list(self.group_names)}
+    @classmethod
+    def from_state(cls, d:dict) -> "FeatureSource":
+        "The source `state()` described; ValueError if `d` is not such a dict."
+        try:
+            names = lambda codes, nm: np.asarray(nm)[codes.numpy()]
+            src = cls(d["feats"], names(d["labels"], d["class_names"]),
+                      None if d["groups"] is None else names(d["groups"], d["group_names"]))
+            if src.class_names != d["class_names"] or (d["groups"] is not None and src.group_names != d["group_names"]):
+                raise ValueError("its names are not sorted or not all used")
+        except (KeyError, IndexError, ValueError, TypeError, AttributeError) as e:
+            raise ValueError(f"{type(e).__name__}: {e}" if not isinstance(e, ValueError) else str(e)) from e
+        return src
+    def save(self, path:str|Path) -> Path:
+        "Write the source to `path` (one `torch.save` file) atomically."
+        d = {"format": _FEATURE_FORMAT, "version": _FEATURE_VERSION, **self.state()}
+        with atomic_write(path) as tmp: torch.save(seal(d), tmp)   # sealed: a changed byte is found on loading
+        return Path(path)
+    @classmethod
+    def load(cls, path:str|Path) -> "FeatureSource":
+        "Read a source written by `FeatureSource.save`."
+        path = Path(path)
+        if not path.is_file(): raise FileNotFoundError(f"no FeatureSource file at {path}")
+        try: d = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as e:
+            raise ValueError(f"{path} is not a FeatureSource file: it cannot be read ({type(e).__name__}: {e}); "
+                             "it may be truncated or of another format") from e
+        if not isinstance(d, dict) or d.get("format") != _FEATURE_FORMAT:
+            raise ValueError(f"{path} is not a FeatureSource file: no '{_FEATURE_FORMAT}' format tag")
+        if d.get("version") != _FEATURE_VERSION:
+            raise ValueError(f"{path}: FeatureSource file version {d.get('version')}, this library reads {_FEATURE_VERSION}")
+        check_seal(d, path, "write it again (FeatureSource.save)")
+        d = {k: v for k, v in d.items() if k != "sha256"}
+        try: return cls.from_state(d)
+        except ValueError as e: raise ValueError(f"{path} is not a valid FeatureSource file: {e}") from e
 
-# %% ../../nbs/data/12_sources.ipynb #5deace22
-@patch(cls_method=True)
-def from_state(cls:FeatureSource, d:dict) -> "FeatureSource":
-    "The source `state()` described; ValueError if `d` is not such a dict."
-    try:
-        names = lambda codes, nm: np.asarray(nm)[codes.numpy()]
-        src = cls(d["feats"], names(d["labels"], d["class_names"]),
-                  None if d["groups"] is None else names(d["groups"], d["group_names"]))
-        if src.class_names != d["class_names"] or (d["groups"] is not None and src.group_names != d["group_names"]):
-            raise ValueError("its names are not sorted or not all used")
-    except (KeyError, IndexError, ValueError, TypeError, AttributeError) as e:
-        raise ValueError(f"{type(e).__name__}: {e}" if not isinstance(e, ValueError) else str(e)) from e
-    return src
-
-# %% ../../nbs/data/12_sources.ipynb #51f08f45
-@patch(cls_method=True)
-def load(cls:FeatureSource, path:str|Path) -> "FeatureSource":
-    "Read a source written by `FeatureSource.save`."
-    path = Path(path)
-    if not path.is_file(): raise FileNotFoundError(f"no FeatureSource file at {path}")
-    try: d = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:
-        raise ValueError(f"{path} is not a FeatureSource file: it cannot be read ({type(e).__name__}: {e}); "
-                         "it may be truncated or of another format") from e
-    if not isinstance(d, dict) or d.get("format") != _FEATURE_FORMAT:
-        raise ValueError(f"{path} is not a FeatureSource file: no '{_FEATURE_FORMAT}' format tag")
-    if d.get("version") != _FEATURE_VERSION:
-        raise ValueError(f"{path}: FeatureSource file version {d.get('version')}, this library reads {_FEATURE_VERSION}")
-    check_seal(d, path, "write it again (FeatureSource.save)")
-    d = {k: v for k, v in d.items() if k != "sha256"}
-    try: return cls.from_state(d)
-    except ValueError as e: raise ValueError(f"{path} is not a valid FeatureSource file: {e}") from e
-
-# %% ../../nbs/data/12_sources.ipynb #11d52024
-@patch
-def subset(self:FeatureSource, classes) -> "FeatureSource":
-    "The items of `classes` (class names), in the current order, recoded."
-    classes = [classes] if isinstance(classes, (str, int, np.integer)) else list(classes)
-    known = set(self.class_names)
-    if unknown := [c for c in classes if c not in known]:
-        raise KeyError(f"{len(unknown)} classes are not in this source, e.g. {unknown[:3]}")
-    keep = np.isin(self.labels, [self.class_names.index(c) for c in classes])
-    names = lambda codes, nm: np.asarray(nm)[codes[keep]]
-    return FeatureSource(self.feats[torch.from_numpy(keep)], names(self.labels, self.class_names),
-                         None if self.groups is None else names(self.groups, self.group_names))
-
-# %% ../../nbs/data/12_sources.ipynb #270ee9ee
-@patch
-def save(self:FeatureSource, path:str|Path) -> Path:
-    "Write the source to `path` (one `torch.save` file) atomically."
-    d = {"format": _FEATURE_FORMAT, "version": _FEATURE_VERSION, **self.state()}
-    with atomic_write(path) as tmp: torch.save(seal(d), tmp)   # sealed: a changed byte is found on loading
-    return Path(path)
-
-# %% ../../nbs/data/12_sources.ipynb #7bd5efc3
-@patch(as_prop=True)
-def n_classes(self:FeatureSource) -> int:
-    "Number of classes."
-    return len(self.class_names)
-
-# %% ../../nbs/data/12_sources.ipynb #a84b3328
-@patch(as_prop=True)
-def dim(self:FeatureSource) -> int:
-    "Feature dimension `d`."
-    return self.feats.shape[1]
-
-# %% ../../nbs/data/12_sources.ipynb #b8f30fca
-@patch
-def state(self:FeatureSource) -> dict:
-    "The source as plain tensors and name lists, the form `save` writes (and other files can embed)."
-    return {"feats": self.feats.detach().cpu(), "labels": torch.from_numpy(self.labels), "class_names": list(self.class_names),
-            "groups": None if self.groups is None else torch.from_numpy(self.groups),
-            "group_names": None if self.group_names is None else list(self.group_names)}
-
-# %% ../../nbs/data/12_sources.ipynb #d9ecfc8d
-def _decode(path:Path, size:int, mode:str) -> np.ndarray:
-    "One image as uint8 (size, size, channels): converted to `mode`, centre square cropped, resized bilinearly."
-    with Image.open(path) as im: im = im.convert(mode)
-    w, h = im.size; s = min(w, h); left, top = (w - s) // 2, (h - s) // 2
-    a = np.asarray(im.crop((left, top, left + s, top + s)).resize((size, size), Image.Resampling.BILINEAR), dtype=np.uint8)
-    return a[..., None] if a.ndim == 2 else a
-
-# %% ../../nbs/data/12_sources.ipynb #ca6216bd
+# %% ../../nbs/data/12_sources.ipynb #b2db2fcb
 class LabelledFiles:
     "What the sources of labelled image files share: class and group codes with their names, counts, a summary."
     def _set_labels(self,
@@ -183,6 +158,10 @@ class LabelledFiles:
             self.groups, self.group_names = encode_labels(groups, group_what, n)
             check_one_group(self.labels, self.groups, self.class_names, self.group_names)
     def __len__(self): return len(self.files)
+    @property
+    def n_classes(self) -> int:
+        "Number of classes."
+        return len(self.class_names)
     def _index(self, idx) -> np.ndarray:
         "Item indices as an array of the shape of `idx` (None: all items)."
         if idx is None: return np.arange(len(self))
@@ -193,7 +172,14 @@ class LabelledFiles:
         g = "" if self.groups is None else f", {len(self.group_names)} group{'s' * (len(self.group_names) != 1)}"
         return f"{len(self):,} images, {self.n_classes:,} classes{g}"
 
-# %% ../../nbs/data/12_sources.ipynb #437c47cb
+# %% ../../nbs/data/12_sources.ipynb #fb0bff1c
+def _decode(path:Path, size:int, mode:str) -> np.ndarray:
+    "One image as uint8 (size, size, channels): converted to `mode`, centre square cropped, resized bilinearly."
+    with Image.open(path) as im: im = im.convert(mode)
+    w, h = im.size; s = min(w, h); left, top = (w - s) // 2, (h - s) // 2
+    a = np.asarray(im.crop((left, top, left + s, top + s)).resize((size, size), Image.Resampling.BILINEAR), dtype=np.uint8)
+    return a[..., None] if a.ndim == 2 else a
+
 class ImageFolderSource(LabelledFiles):
     "Images listed in a split CSV (`filename,label[,group]`) under `root/image_dir`, decoded on demand."
     def __init__(self,
@@ -246,61 +232,40 @@ class ImageFolderSource(LabelledFiles):
     ) -> torch.Tensor: # (..., channels, size, size) float32 in [0, 1]
         "Decoded uint8 images (..., size, size, channels) as float32 (..., channels, size, size) in [0, 1]."
         return torch.from_numpy(np.ascontiguousarray(x)).movedim(-1, -3).contiguous().float().div_(255)
-
-# %% ../../nbs/data/12_sources.ipynb #d2294baa
-@patch
-def load(self:ImageFolderSource,
-         idx=None, # item indices: int, sequence, slice, array or tensor of any shape (default: all)
-        ) -> np.ndarray: # idx.shape + (size, size, channels) uint8
-    "Decode the images at `idx` (converted, centre-cropped, resized as documented)."
-    ids = self._index(idx)
-    out = np.empty((ids.size, self.size, self.size, self.channels), dtype=np.uint8)
-    for j, i in enumerate(ids.reshape(-1)):
-        try: out[j] = _decode(self.image_dir/self.files[i], self.size, self.mode)
-        except Exception as e:   # Pillow raises OSError, SyntaxError or ValueError on broken files
-            raise ValueError(f"cannot decode image {self.files[i]!r} (item {i} of {self.split}): {e}") from e
-    return out.reshape(ids.shape + out.shape[1:])
-
-# %% ../../nbs/data/12_sources.ipynb #36f40cdb
-@patch(as_prop=True)
-def n_classes(self:LabelledFiles) -> int:
-    "Number of classes."
-    return len(self.class_names)
-
-# %% ../../nbs/data/12_sources.ipynb #f9352ed2
-@patch
-def tensors(self:ImageFolderSource,
-            idx=None, # item indices, as for `load`
-           ) -> torch.Tensor: # idx.shape + (channels, size, size) float32 in [0, 1]
-    "Decoded images as a float tensor in [0, 1], channels first."
-    return self.to_floats(self.load(idx))
-
-# %% ../../nbs/data/12_sources.ipynb #1b9f2ee2
-@patch
-def batches(self:ImageFolderSource,
-            idx=None,           # item indices (default: all), in the order the batches follow
-            batch_size:int=256, # images per batch
-            workers:int=0,      # decoding processes (0: decode here, one image after the other)
-           ):                   # yields (b, channels, size, size) float32 tensors in [0, 1]
-    "The images at `idx` as float batches, decoded ahead of use by `workers` processes; never all in memory at once."
-    ids = self._index(idx).reshape(-1)
-    paths = [self.image_dir/self.files[i] for i in ids]
-    for x in decode_batches(self.decoder(), paths, [self.files[i] for i in ids], batch_size, workers):
-        yield self.to_floats(x)
-
-# %% ../../nbs/data/12_sources.ipynb #d4373083
-@patch
-def floats(self:ImageFolderSource,
-           idx=None, # item indices, as for `load`
-          ) -> torch.Tensor: # idx.shape + (channels, size, size) float32 in [0, 1]
-    "The same as `tensors`: the name under which every image container gives its network inputs."
-    return self.tensors(idx)
-
-# %% ../../nbs/data/12_sources.ipynb #69a1e9d6
-@patch
-def decoder(self:ImageFolderSource): # a picklable `functools.partial` of the module's decoding function
-    "The picklable function `path -> (size, size, channels) uint8` that `load` applies to each file."
-    return partial(_decode, size=self.size, mode=self.mode)
+    def load(self,
+             idx=None, # item indices: int, sequence, slice, array or tensor of any shape (default: all)
+            ) -> np.ndarray: # idx.shape + (size, size, channels) uint8
+        "Decode the images at `idx` (converted, centre-cropped, resized as documented)."
+        ids = self._index(idx)
+        out = np.empty((ids.size, self.size, self.size, self.channels), dtype=np.uint8)
+        for j, i in enumerate(ids.reshape(-1)):
+            try: out[j] = _decode(self.image_dir/self.files[i], self.size, self.mode)
+            except Exception as e:   # Pillow raises OSError, SyntaxError or ValueError on broken files
+                raise ValueError(f"cannot decode image {self.files[i]!r} (item {i} of {self.split}): {e}") from e
+        return out.reshape(ids.shape + out.shape[1:])
+    def tensors(self,
+                idx=None, # item indices, as for `load`
+               ) -> torch.Tensor: # idx.shape + (channels, size, size) float32 in [0, 1]
+        "Decoded images as a float tensor in [0, 1], channels first."
+        return self.to_floats(self.load(idx))
+    def floats(self,
+               idx=None, # item indices, as for `load`
+              ) -> torch.Tensor: # idx.shape + (channels, size, size) float32 in [0, 1]
+        "The same as `tensors`: the name under which every image container gives its network inputs."
+        return self.tensors(idx)
+    def batches(self,
+                idx=None,           # item indices (default: all), in the order the batches follow
+                batch_size:int=256, # images per batch
+                workers:int=0,      # decoding processes (0: decode here, one image after the other)
+               ):                   # yields (b, channels, size, size) float32 tensors in [0, 1]
+        "The images at `idx` as float batches, decoded ahead of use by `workers` processes; never all in memory at once."
+        ids = self._index(idx).reshape(-1)
+        paths = [self.image_dir/self.files[i] for i in ids]
+        for x in decode_batches(self.decoder(), paths, [self.files[i] for i in ids], batch_size, workers):
+            yield self.to_floats(x)
+    def decoder(self): # a picklable `functools.partial` of the module's decoding function
+        "The picklable function `path -> (size, size, channels) uint8` that `load` applies to each file."
+        return partial(_decode, size=self.size, mode=self.mode)
 
 # %% ../../nbs/data/12_sources.ipynb #12c85052
 def default_workers() -> int:
@@ -325,7 +290,7 @@ def decode_pool(
     "A process pool shut down when the block ends, whose workers also end when this process dies."
     workers = check_workers(workers)
     if workers == 0: yield None; return
-    pool = worker_pool(workers, context="fork" if "fork" in mp.get_all_start_methods() else "spawn")   # core.worker_pool: they end with this process
+    pool = worker_pool(workers, context="fork" if "fork" in mp.get_all_start_methods() else "spawn")   # workers.worker_pool: they end with this process
     try: yield pool
     finally: pool.shutdown(wait=True, cancel_futures=True)
 

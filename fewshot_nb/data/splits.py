@@ -16,15 +16,13 @@ __all__ = ['MINIMAL_ALPHABETS', 'VINYALS_TEST', 'VINYALS_TRAINVAL', 'KOCH_TEST',
            'check_split', 'split_sizes', 'lake_split', 'minimal_split', 'weak_split', 'vinyals_split', 'koch_alphabets',
            'koch_split', 'alphabet_coverage', 'alphabet_split', 'make_split', 'list_splits', 'split_classes']
 
-# %% ../../nbs/data/11_splits.ipynb #332a2052
+# %% ../../nbs/data/11_splits.ipynb #e4f92439
 def _meta(data) -> pd.DataFrame:
     return data.meta if hasattr(data, "meta") else data
 
-# %% ../../nbs/data/11_splits.ipynb #99f201db
 def _classes(meta, mask) -> list[str]:
     return sorted(meta.loc[np.asarray(mask), "class_name"].unique())
 
-# %% ../../nbs/data/11_splits.ipynb #e92a80f5
 def check_split(split:dict, data) -> dict:
     "Raise if parts of `split` overlap or name classes absent from `data`; return `split`."
     known, seen = set(_meta(data).class_name), {}
@@ -34,14 +32,6 @@ def check_split(split:dict, data) -> dict:
             if c in seen: raise ValueError(f"class {c!r} is in both {seen[c]!r} and {part!r}")
             seen[c] = part
     return split
-
-# %% ../../nbs/data/11_splits.ipynb #125dac9e
-def _refuse_runs(meta:pd.DataFrame, split:str):
-    "Raise if `meta` holds the `runs` set, whose per-run classes would count each run character twice."
-    if "archive" in meta and meta.archive.eq("runs").any():
-        raise ValueError(f"{split} refuses data holding the 'runs' set, whose classes are per run: the two runs of an alphabet "
-                         "show the same characters, which would be two classes each. Load 'run_characters' instead (the same "
-                         "images, one class per character); keep 'runs' apart for lake_runs")
 
 # %% ../../nbs/data/11_splits.ipynb #4ac0ac3d
 def split_sizes(split:dict, data) -> pd.DataFrame:
@@ -76,6 +66,14 @@ def weak_split(data, n_test:int=3) -> dict:
     num = meta.character.str.extract(r"^character(\d+)$", expand=False).astype(float)
     return check_split({"train": _classes(meta, num > n_test), "test": _classes(meta, num <= n_test)}, meta)
 
+# %% ../../nbs/data/11_splits.ipynb #125dac9e
+def _refuse_runs(meta:pd.DataFrame, split:str):
+    "Raise if `meta` holds the `runs` set, whose per-run classes would count each run character twice."
+    if "archive" in meta and meta.archive.eq("runs").any():
+        raise ValueError(f"{split} refuses data holding the 'runs' set, whose classes are per run: the two runs of an alphabet "
+                         "show the same characters, which would be two classes each. Load 'run_characters' instead (the same "
+                         "images, one class per character); keep 'runs' apart for lake_runs")
+
 # %% ../../nbs/data/11_splits.ipynb #33809808
 VINYALS_TEST = ("Kannada Keble Malayalam Manipuri Mongolian Old_Church_Slavonic_(Cyrillic) Oriya Sylheti "
                 "Syriac_(Serto) Tengwar Tibetan ULOG").split()
@@ -98,12 +96,11 @@ def vinyals_split(
     return check_split({"trainval": _classes(meta, meta.alphabet.isin(VINYALS_TRAINVAL)),
                         "test": _classes(meta, meta.alphabet.isin(VINYALS_TEST))}, meta)
 
-# %% ../../nbs/data/11_splits.ipynb #df49c1df
+# %% ../../nbs/data/11_splits.ipynb #bc453324
 KOCH_TEST = tuple(sorted(set(RUN_ALPHABETS)))                                                    # the 10 alphabets of Lake's runs
 KOCH_TRAIN = tuple(a for a, (s, _) in ALPHABETS.items() if s == "background")                   # Lake's 30 background alphabets
 KOCH_VAL = tuple(a for a, (s, _) in ALPHABETS.items() if s == "evaluation" and a not in KOCH_TEST)  # the other 10
 
-# %% ../../nbs/data/11_splits.ipynb #8ad703fa
 def koch_alphabets(
     val:bool=True,  # keep Koch et al.'s 10 validation alphabets apart; False merges them into train (the 40-alphabet background set)
 ) -> dict:          # part -> tuple of alphabet names
@@ -159,7 +156,7 @@ def alphabet_split(
     part = meta.alphabet.map(lambda a: "test" if a in test else "val" if a in val else "train")
     return check_split({p: _classes(meta, part.eq(p)) for p in ("train", "val", "test")}, meta)
 
-# %% ../../nbs/data/11_splits.ipynb #664aacad
+# %% ../../nbs/data/11_splits.ipynb #ef640ae3
 SPLITS = Registry("split", hint="or pass {'train': [...], 'test': [...]} class names to split_classes")
 
 @SPLITS.register("weak")
@@ -173,7 +170,6 @@ def _lake_parts(data) -> dict:
 def _vinyals_parts(data) -> dict:
     s = vinyals_split(data); return {"train": s["trainval"], "test": s["test"]}
 
-# %% ../../nbs/data/11_splits.ipynb #093476bc
 @SPLITS.register("alphabet")
 def _alphabet_parts(data) -> dict:
     "Three test alphabets drawn with seed 0; the others train."

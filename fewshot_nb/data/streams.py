@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/data/streams.html.md"""
 
 # %% ../../nbs/data/15_streams.ipynb #a004b7d6
 from __future__ import annotations
-from fastcore.basics import patch
 import numpy as np, torch
 from ..core import derive_seed
 from .samplers import EpisodeSampler
@@ -66,7 +65,7 @@ class ImageSource:
         return (f"ImageSource({len(self):,} images {tuple(self.x.shape[1:])}, {self.n_classes} classes, "
                 f"{int(self.groups.max()) + 1} groups{', with rotations' if self.rotations else ''})")
 
-# %% ../../nbs/data/15_streams.ipynb #537d05bd
+# %% ../../nbs/data/15_streams.ipynb #a63cb989
 class ClassStream:
     "Mini-batches of labelled images, a fresh permutation each epoch, reproducible from `(seed, step)`."
     kind = "class"
@@ -78,8 +77,23 @@ class ClassStream:
         if not 1 <= batch_size <= len(data): raise ValueError(f"batch_size must be in [1, {len(data)}] (the number of images), got {batch_size}")
         self.data, self.batch_size, self.binarize = data, int(batch_size), binarize
         self.steps_per_epoch = len(data) // self.batch_size
+    def indices(self, step:int, seed:int) -> torch.Tensor:
+        "Indices (batch_size,) of the images of batch `step`: slice `step` of its epoch's permutation."
+        epoch, i = divmod(int(step), self.steps_per_epoch)
+        perm = torch.from_numpy(np.random.default_rng(derive_seed(seed, epoch)).permutation(len(self.data)))
+        return perm[i * self.batch_size:(i + 1) * self.batch_size].to(self.data.x.device)
+    def batch(self, step:int, seed:int) -> dict:
+        "Batch number `step`: `x` (batch_size, C, H, W) float, `y` (batch_size,) long."
+        idx = self.indices(step, seed)
+        x = self.data.floats(idx)
+        if self.binarize is not None: x = (x > self.binarize).float()
+        return dict(x=x, y=self.data.labels[idx])
+    def config(self) -> dict:
+        "Batch size, and the data the batches come from."
+        return dict(kind=self.kind, batch_size=self.batch_size, n_images=len(self.data), n_classes=self.data.n_classes,
+                    rotations=self.data.rotations, binarize=self.binarize)
 
-# %% ../../nbs/data/15_streams.ipynb #167e712e
+# %% ../../nbs/data/15_streams.ipynb #908e0262
 class EpisodeStream:
     "`n_tasks` episodes per step from an `EpisodeSampler` over the training data, reproducible from `(seed, step)`."
     kind = "episode"
@@ -96,48 +110,18 @@ class EpisodeStream:
         if self.n_tasks < 1: raise ValueError(f"n_tasks must be >= 1, got {n_tasks}")
         self.sampler = EpisodeSampler(data.labels.cpu().numpy(), n_way, n_shot, n_query, structure=structure,
                                       groups=data.groups.cpu().numpy(), skip_small=structure == "within_group")
-
-# %% ../../nbs/data/15_streams.ipynb #196cd369
-@patch
-def indices(self:ClassStream, step:int, seed:int) -> torch.Tensor:
-    "Indices (batch_size,) of the images of batch `step`: slice `step` of its epoch's permutation."
-    epoch, i = divmod(int(step), self.steps_per_epoch)
-    perm = torch.from_numpy(np.random.default_rng(derive_seed(seed, epoch)).permutation(len(self.data)))
-    return perm[i * self.batch_size:(i + 1) * self.batch_size].to(self.data.x.device)
-
-# %% ../../nbs/data/15_streams.ipynb #1527b811
-@patch
-def batch(self:ClassStream, step:int, seed:int) -> dict:
-    "Batch number `step`: `x` (batch_size, C, H, W) float, `y` (batch_size,) long."
-    idx = self.indices(step, seed)
-    x = self.data.floats(idx)
-    if self.binarize is not None: x = (x > self.binarize).float()
-    return dict(x=x, y=self.data.labels[idx])
-
-# %% ../../nbs/data/15_streams.ipynb #fbe20aa0
-@patch
-def config(self:ClassStream) -> dict:
-    "Batch size, and the data the batches come from."
-    return dict(kind=self.kind, batch_size=self.batch_size, n_images=len(self.data), n_classes=self.data.n_classes,
-                rotations=self.data.rotations, binarize=self.binarize)
-
-# %% ../../nbs/data/15_streams.ipynb #dc47ea07
-@patch
-def batch(self:EpisodeStream, step:int, seed:int) -> dict:
-    "Episodes of step `step`: `support` (n_tasks, n_support, C, H, W), `support_labels`, `query`, `query_labels`, `n_way`."
-    b = self.sampler.sample_batch(self.n_tasks, seed=derive_seed(seed, step))
-    s, q = self.data.floats(b.support.to(self.data.x.device)), self.data.floats(b.query.to(self.data.x.device))
-    if self.binarize is not None: s, q = (s > self.binarize).float(), (q > self.binarize).float()
-    dev = self.data.x.device
-    return dict(support=s, support_labels=b.support_labels.to(dev), query=q, query_labels=b.query_labels.to(dev),
-                n_way=b.n_way)
-
-# %% ../../nbs/data/15_streams.ipynb #8a3a0fb8
-@patch
-def config(self:EpisodeStream) -> dict:
-    "Tasks per step, the sampler's config, and the data the episodes come from."
-    return dict(kind=self.kind, n_tasks=self.n_tasks, binarize=self.binarize, sampler=self.sampler.config(),
-                n_images=len(self.data), n_classes=self.data.n_classes, rotations=self.data.rotations)
+    def batch(self, step:int, seed:int) -> dict:
+        "Episodes of step `step`: `support` (n_tasks, n_support, C, H, W), `support_labels`, `query`, `query_labels`, `n_way`."
+        b = self.sampler.sample_batch(self.n_tasks, seed=derive_seed(seed, step))
+        s, q = self.data.floats(b.support.to(self.data.x.device)), self.data.floats(b.query.to(self.data.x.device))
+        if self.binarize is not None: s, q = (s > self.binarize).float(), (q > self.binarize).float()
+        dev = self.data.x.device
+        return dict(support=s, support_labels=b.support_labels.to(dev), query=q, query_labels=b.query_labels.to(dev),
+                    n_way=b.n_way)
+    def config(self) -> dict:
+        "Tasks per step, the sampler's config, and the data the episodes come from."
+        return dict(kind=self.kind, n_tasks=self.n_tasks, binarize=self.binarize, sampler=self.sampler.config(),
+                    n_images=len(self.data), n_classes=self.data.n_classes, rotations=self.data.rotations)
 
 # %% ../../nbs/data/15_streams.ipynb #799459b9
 def image_tensor(images) -> torch.Tensor: # (n, C, H, W) float in [0, 1]

@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/generation/base.html.md"""
 
 # %% ../../nbs/generation/52_base.ipynb #9c1f79dd
 from __future__ import annotations
-from fastcore.basics import patch
 import copy, importlib, inspect, random, tempfile
 from pathlib import Path
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
@@ -213,74 +212,53 @@ class GenerativeModel(nn.Module):
         super().__init__()
         if image_size < 8: raise ValueError(f"image_size must be >= 8, got {image_size}")
         self.image_size, self.channels = int(image_size), int(channels)
-
-# %% ../../nbs/generation/52_base.ipynb #2948bf78
-@patch
-def batches(self:GenerativeModel,
-            data:ImageSource,       # training images at `image_size`
-            batch_size:int=32,    # pairs or sets per batch
-            binarize:float|None=0.5, # threshold for the images (Omniglot is binary)
-            **kwargs,             # e.g. `set_size` for 'set' batches
-           ):
-    "The batch source this model trains on, for `Trainer`."
-    if tuple(data.x.shape[1:]) != (self.channels, self.image_size, self.image_size):
-        raise ValueError(f"the model reads ({self.channels}, {self.image_size}, {self.image_size}) images, the data has "
-                         f"{tuple(data.x.shape[1:])}: load the images at size={self.image_size}")
-    if self.batch_kind == "pair": return ClassPairStream(data, batch_size, binarize)
-    if self.batch_kind == "set": return ClassSetStream(data, kwargs.get("set_size", getattr(self, "set_size", 5)), batch_size, binarize)
-    raise ValueError(f"unknown batch_kind {self.batch_kind!r}")
-
-# %% ../../nbs/generation/52_base.ipynb #981d6eb5
-@patch
-def epoch_steps(self:GenerativeModel,
-                source,   # the model's batch source (`batches`)
-               ) -> int:  # training steps in one epoch, as the model's paper counts an epoch
-    "Training steps in one epoch: one step per batch of `source` (a GAN counts its discriminator's steps: see `DAGAN`)."
-    return int(source.steps_per_epoch)
-
-# %% ../../nbs/generation/52_base.ipynb #cfcfd113
-@patch
-def loss(self:GenerativeModel, batch:dict) -> tuple[Tensor, dict]:
-    "Training loss of a batch, and stats to log."
-    raise NotImplementedError
-
-# %% ../../nbs/generation/52_base.ipynb #71bdcdf1
-@patch
-def sample(self:GenerativeModel, prototypes:Tensor, n_samples:int) -> Tensor:
-    "(n, n_samples, C, H, W) draws in [0, 1] for each prototype (n, C, H, W), from torch's random state."
-    raise NotImplementedError
-
-# %% ../../nbs/generation/52_base.ipynb #36a9fe7f
-@patch
-def generate(self:GenerativeModel,
-             prototypes:Tensor,  # (n, C, H, W) one image of each class, floats in [0, 1], ink = 1
-             n_samples:int=20,   # images to draw for each prototype
-             seed:int|None=0,    # fixes the draws (None: torch's current random state)
-            ) -> Tensor:         # (n, n_samples, C, H, W) in [0, 1]
-    "Draw `n_samples` new images of the class of each prototype, in eval mode, reproducibly."
-    with torch.no_grad():
-        check_prototypes(prototypes, self.image_size, self.channels)
-        if n_samples < 1: raise ValueError(f"n_samples must be >= 1, got {n_samples}")
-        dev = next(self.parameters()).device
-        was = self.training; self.eval()
-        try:
-            with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
-                if seed is not None: torch.manual_seed(seed)
-                out = self.sample(prototypes.to(dev), int(n_samples))
-        finally: self.train(was)
-        return check_samples(out, int(n_samples), self.image_size, self.channels, len(prototypes), who=f"{type(self).__name__}.sample")
-
-# %% ../../nbs/generation/52_base.ipynb #e75d0d9f
-@patch
-def hparams(self:GenerativeModel) -> dict:
-    "The constructor arguments that define the model (for `config` and the run record)."
-    return dict(image_size=self.image_size)
-
-# %% ../../nbs/generation/52_base.ipynb #31b85f99
-@patch
-def config(self:GenerativeModel) -> dict:
-    "The method's name and its hyperparameters: what identifies a run."
-    return dict(method=type(self).__name__, **self.hparams())
+    def batches(self,
+                data:ImageSource,       # training images at `image_size`
+                batch_size:int=32,    # pairs or sets per batch
+                binarize:float|None=0.5, # threshold for the images (Omniglot is binary)
+                **kwargs,             # e.g. `set_size` for 'set' batches
+               ):
+        "The batch source this model trains on, for `Trainer`."
+        if tuple(data.x.shape[1:]) != (self.channels, self.image_size, self.image_size):
+            raise ValueError(f"the model reads ({self.channels}, {self.image_size}, {self.image_size}) images, the data has "
+                             f"{tuple(data.x.shape[1:])}: load the images at size={self.image_size}")
+        if self.batch_kind == "pair": return ClassPairStream(data, batch_size, binarize)
+        if self.batch_kind == "set": return ClassSetStream(data, kwargs.get("set_size", getattr(self, "set_size", 5)), batch_size, binarize)
+        raise ValueError(f"unknown batch_kind {self.batch_kind!r}")
+    def epoch_steps(self,
+                    source,   # the model's batch source (`batches`)
+                   ) -> int:  # training steps in one epoch, as the model's paper counts an epoch
+        "Training steps in one epoch: one step per batch of `source` (a GAN counts its discriminator's steps: see `DAGAN`)."
+        return int(source.steps_per_epoch)
+    def loss(self, batch:dict) -> tuple[Tensor, dict]:
+        "Training loss of a batch, and stats to log."
+        raise NotImplementedError
+    def sample(self, prototypes:Tensor, n_samples:int) -> Tensor:
+        "(n, n_samples, C, H, W) draws in [0, 1] for each prototype (n, C, H, W), from torch's random state."
+        raise NotImplementedError
+    def generate(self,
+                 prototypes:Tensor,  # (n, C, H, W) one image of each class, floats in [0, 1], ink = 1
+                 n_samples:int=20,   # images to draw for each prototype
+                 seed:int|None=0,    # fixes the draws (None: torch's current random state)
+                ) -> Tensor:         # (n, n_samples, C, H, W) in [0, 1]
+        "Draw `n_samples` new images of the class of each prototype, in eval mode, reproducibly."
+        with torch.no_grad():
+            check_prototypes(prototypes, self.image_size, self.channels)
+            if n_samples < 1: raise ValueError(f"n_samples must be >= 1, got {n_samples}")
+            dev = next(self.parameters()).device
+            was = self.training; self.eval()
+            try:
+                with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
+                    if seed is not None: torch.manual_seed(seed)
+                    out = self.sample(prototypes.to(dev), int(n_samples))
+            finally: self.train(was)
+            return check_samples(out, int(n_samples), self.image_size, self.channels, len(prototypes), who=f"{type(self).__name__}.sample")
+    def hparams(self) -> dict:
+        "The constructor arguments that define the model (for `config` and the run record)."
+        return dict(image_size=self.image_size)
+    def config(self) -> dict:
+        "The method's name and its hyperparameters: what identifies a run."
+        return dict(method=type(self).__name__, **self.hparams())
 
 # %% ../../nbs/generation/52_base.ipynb #bbf8b977
 def check_generative_model(
@@ -346,7 +324,6 @@ def _seeded_call(
         torch.manual_seed(seed); np.random.seed(seed % 2**32); random.seed(seed)
         return fn(prototypes.clone(), n_samples)   # a copy: a generator that writes into its input cannot change the bench's
 
-# %% ../../nbs/generation/52_base.ipynb #6db7b767
 def _draw_fn(generator):
     "How to draw from `generator`: a function (prototypes, n, seed) -> samples, and the generator's name for messages."
     if isinstance(generator, GenerativeModel):

@@ -100,7 +100,6 @@ def protonet_critic(
     "The Prototypical Net critic of recognizability (S1)."
     return load_critic("protonet", root, device) if pretrained else Critic("protonet").to(device).eval()
 
-# %% ../../nbs/generation/50_critics.ipynb #faac0bd5
 @CRITICS.register("simclr")
 def simclr_critic(
     pretrained:bool=True,  # the released weights (`load_critic`); False: a freshly initialised network
@@ -190,16 +189,6 @@ def critic_features(
         return torch.cat(out)
     finally: critic.train(was)
 
-# %% ../../nbs/generation/50_critics.ipynb #6e6d32e6
-def save_critic(
-    critic:Critic,    # a trained critic
-    path:str|Path,    # destination (.pt); written atomically
-) -> Path:
-    "Write the critic's `state_dict` (the keys of the released files) to `path`, atomically."
-    if not isinstance(critic, Critic): raise ValueError(f"critic must be a fewshot_nb.generation.critics.Critic, got {type(critic).__name__}")
-    with atomic_write(path) as tmp: torch.save({k: v.detach().cpu() for k, v in critic.state_dict().items()}, tmp)
-    return Path(path)
-
 # %% ../../nbs/generation/50_critics.ipynb #ce9bd5fa
 def _read_weights(
     path:str|Path,   # a file of weights written by torch.save
@@ -210,6 +199,16 @@ def _read_weights(
     except Exception as e:
         raise ValueError(f"cannot read {path} ({type(e).__name__}: {e}): the file is truncated or corrupt; write it again "
                          "(save_critic, save_maml_critic), or for a released critic delete it and fetch it again") from e
+
+# %% ../../nbs/generation/50_critics.ipynb #6e6d32e6
+def save_critic(
+    critic:Critic,    # a trained critic
+    path:str|Path,    # destination (.pt); written atomically
+) -> Path:
+    "Write the critic's `state_dict` (the keys of the released files) to `path`, atomically."
+    if not isinstance(critic, Critic): raise ValueError(f"critic must be a fewshot_nb.generation.critics.Critic, got {type(critic).__name__}")
+    with atomic_write(path) as tmp: torch.save({k: v.detach().cpu() for k, v in critic.state_dict().items()}, tmp)
+    return Path(path)
 
 # %% ../../nbs/generation/50_critics.ipynb #ed75fa49
 def critic_from_file(
@@ -300,7 +299,6 @@ def maml_critic(
 # %% ../../nbs/generation/50_critics.ipynb #2dfe6146
 def _maml_order(model:MAML) -> str: return "anil" if model.anil else "first" if model.first_order else "second"
 
-# %% ../../nbs/generation/50_critics.ipynb #6b1b4a49
 def save_maml_critic(
     model:MAML,       # a MAML critic (`maml_critic`, `train_maml_critic`)
     path:str|Path,    # destination (.pt); written atomically

@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/generation/dagan.html.md"""
 
 # %% ../../nbs/generation/55_dagan.ipynb #781ff0b3
 from __future__ import annotations
-from fastcore.basics import patch
 import copy
 import torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
@@ -254,111 +253,94 @@ class DAGAN(GenerativeModel):
         gp = gradient_penalty(self.discriminator, torch.cat([cond, cond[keep]]), torch.cat([x, x[keep]]), torch.cat([fake, other[keep]]))
         return (d_fake.mean() + d_mis) / 2 - d_real.mean() + self.gp_weight * gp, gp, w
 
-# %% ../../nbs/generation/55_dagan.ipynb #667d33b7
-@patch(cls_method=True)
-def unet(cls:DAGAN, **kwargs) -> "DAGAN":
-    "DA-GAN-UN: the U-Net generator of Table S7 (`skip=True`); other arguments as `DAGAN`."
-    return cls(skip=True, **kwargs)
+    @classmethod
+    def unet(cls, **kwargs) -> "DAGAN":
+        "DA-GAN-UN: the U-Net generator of Table S7 (`skip=True`); other arguments as `DAGAN`."
+        return cls(skip=True, **kwargs)
 
-# %% ../../nbs/generation/55_dagan.ipynb #d6e8474a
-@patch(cls_method=True)
-def resnet(cls:DAGAN, **kwargs) -> "DAGAN":
-    "DA-GAN-RN: the same generator without encoder-decoder skip connections (`skip=False`)."
-    return cls(skip=False, **kwargs)
+    @classmethod
+    def resnet(cls, **kwargs) -> "DAGAN":
+        "DA-GAN-RN: the same generator without encoder-decoder skip connections (`skip=False`)."
+        return cls(skip=False, **kwargs)
 
-# %% ../../nbs/generation/55_dagan.ipynb #342ec91e
-@patch(cls_method=True)
-def small(cls:DAGAN,
-          image_size:int=28,  # side of the images
-          skip:bool=True,     # DA-GAN-UN (True) or DA-GAN-RN (False)
-          **kwargs,           # any other `DAGAN` argument, overriding the preset
-         ) -> "DAGAN":
-    "A CPU-sized DA-GAN: the paper's architecture with 8-16 channels, 1 convolution per block, a small discriminator made matching-aware (`mismatch`), and samples drawn by a running average of the generator (`ema`)."
-    preset = dict(widths=(8, 8, 16, 16), n_layers=1, discriminator_widths=(8, 8, 16, 16), discriminator_layers=1, discriminator_hidden=64,
-                  dropout=0.0, bn_momentum=0.1, mismatch=True, ema=0.99)
-    return cls(image_size=image_size, skip=skip, **(preset | kwargs))
+    @classmethod
+    def small(cls,
+              image_size:int=28,  # side of the images
+              skip:bool=True,     # DA-GAN-UN (True) or DA-GAN-RN (False)
+              **kwargs,           # any other `DAGAN` argument, overriding the preset
+             ) -> "DAGAN":
+        "A CPU-sized DA-GAN: the paper's architecture with 8-16 channels, 1 convolution per block, a small discriminator made matching-aware (`mismatch`), and samples drawn by a running average of the generator (`ema`)."
+        preset = dict(widths=(8, 8, 16, 16), n_layers=1, discriminator_widths=(8, 8, 16, 16), discriminator_layers=1, discriminator_hidden=64,
+                      dropout=0.0, bn_momentum=0.1, mismatch=True, ema=0.99)
+        return cls(image_size=image_size, skip=skip, **(preset | kwargs))
 
-# %% ../../nbs/generation/55_dagan.ipynb #798402a4
-@patch
-def epoch_steps(self:DAGAN, source) -> int:
-    """Training steps in one epoch as the reference implementation (dagan_torch, on which the paper's is based)
-    counts it: every batch trains the discriminator once, and every `discriminator_updates`-th batch also the
-    generator. So an epoch is `steps_per_epoch` discriminator steps and a fifth as many generator steps, which
-    our cycle of 5 + 1 steps reaches in 6/5 `steps_per_epoch` steps."""
-    return max(1, int(round(source.steps_per_epoch * self.cycle / self.discriminator_updates)))
+    def epoch_steps(self, source) -> int:
+        """Training steps in one epoch as the reference implementation (dagan_torch, on which the paper's is based)
+        counts it: every batch trains the discriminator once, and every `discriminator_updates`-th batch also the
+        generator. So an epoch is `steps_per_epoch` discriminator steps and a fifth as many generator steps, which
+        our cycle of 5 + 1 steps reaches in 6/5 `steps_per_epoch` steps."""
+        return max(1, int(round(source.steps_per_epoch * self.cycle / self.discriminator_updates)))
 
-# %% ../../nbs/generation/55_dagan.ipynb #881ca843
-@patch
-def hparams(self:DAGAN) -> dict:
-    "The hyperparameters that define the model (the optional ones only when on)."
-    return dict(image_size=self.image_size, z_dim=self.z_dim, skip=self.skip, discriminator_updates=self.discriminator_updates,
-                gp_weight=self.gp_weight, channels=self.channels, **self._hp,
-                **(dict(mismatch=True) if self.mismatch else {}), **(dict(ema=self.ema) if self.ema else {}))   # only when on: the paper's configuration keeps its hash and checkpoint names
+    def hparams(self) -> dict:
+        "The hyperparameters that define the model (the optional ones only when on)."
+        return dict(image_size=self.image_size, z_dim=self.z_dim, skip=self.skip, discriminator_updates=self.discriminator_updates,
+                    gp_weight=self.gp_weight, channels=self.channels, **self._hp,
+                    **(dict(mismatch=True) if self.mismatch else {}), **(dict(ema=self.ema) if self.ema else {}))   # only when on: the paper's configuration keeps its hash and checkpoint names
 
-# %% ../../nbs/generation/55_dagan.ipynb #858e83d1
-@patch
-def discriminator_step(self:DAGAN) -> bool:
-    "Whether the next training step of `loss` trains the discriminator (else the generator)."
-    return int(self.step_in_cycle) < self.discriminator_updates
+    def discriminator_step(self) -> bool:
+        "Whether the next training step of `loss` trains the discriminator (else the generator)."
+        return int(self.step_in_cycle) < self.discriminator_updates
 
-# %% ../../nbs/generation/55_dagan.ipynb #df45b81a
-@patch
-def loss(self:DAGAN, batch:dict) -> tuple[Tensor, dict]:
-    "The discriminator loss L_D at discriminator steps, the generator loss L_G at generator steps; advances the cycle in training mode."
-    x, cond = batch["x"], batch["cond"]
-    z = torch.randn(len(cond), self.z_dim, device=cond.device)
-    nan = float("nan")
-    if self.discriminator_step():
-        with torch.no_grad(): fake = self.generator(cond, z)
-        loss, gp, w = self._discriminator_loss(cond, x, fake, batch.get("y"))
-        stats = dict(d_loss=loss.item(), gp=gp.item(), w_dist=w.item(), g_loss=nan)
-    else:
-        flags = [p.requires_grad for p in self.discriminator.parameters()]
+    def loss(self, batch:dict) -> tuple[Tensor, dict]:
+        "The discriminator loss L_D at discriminator steps, the generator loss L_G at generator steps; advances the cycle in training mode."
+        x, cond = batch["x"], batch["cond"]
+        z = torch.randn(len(cond), self.z_dim, device=cond.device)
+        nan = float("nan")
+        if self.discriminator_step():
+            with torch.no_grad(): fake = self.generator(cond, z)
+            loss, gp, w = self._discriminator_loss(cond, x, fake, batch.get("y"))
+            stats = dict(d_loss=loss.item(), gp=gp.item(), w_dist=w.item(), g_loss=nan)
+        else:
+            flags = [p.requires_grad for p in self.discriminator.parameters()]
+            try:
+                for p in self.discriminator.parameters(): p.requires_grad_(False)
+                loss = -self.discriminator(cond, self.generator(cond, z)).mean()
+            finally:
+                for p, f in zip(self.discriminator.parameters(), flags): p.requires_grad_(f)
+            stats = dict(d_loss=nan, gp=nan, w_dist=nan, g_loss=loss.item())
+        if self.training: self.step_in_cycle.copy_((self.step_in_cycle + 1) % self.cycle)
+        return loss, stats
+
+    def after_step(self):
+        """Called by `Trainer` after every optimiser step: after a generator step (the cycle is back at 0), fold the
+        generator's weights into their running average, with the decay warmed up as `min(ema, (1 + n) / (10 + n))`
+        after `n` updates so that the first weights do not linger; BatchNorm statistics are copied."""
+        with torch.no_grad():
+            if not self.ema or int(self.step_in_cycle) != 0: return
+            n = int(self.ema_updates); d = min(self.ema, (1 + n) / (10 + n))
+            for a, p in zip(self.generator_ema.parameters(), self.generator.parameters()): a.lerp_(p, 1 - d)
+            for a, b in zip(self.generator_ema.buffers(), self.generator.buffers()): a.copy_(b)
+            self.ema_updates += 1
+
+    def evaluate(self,
+                 batch:dict,        # a 'pair' batch (`x`, `cond`)
+                 seed:int=0,        # seed of the noise and of the interpolation weights
+                ) -> dict:          # d_loss, gp, w_dist, g_loss
+        "All four losses on a batch, in eval mode (as `generate` samples), without training or changing any state."
+        was = self.training; self.eval()
         try:
-            for p in self.discriminator.parameters(): p.requires_grad_(False)
-            loss = -self.discriminator(cond, self.generator(cond, z)).mean()
-        finally:
-            for p, f in zip(self.discriminator.parameters(), flags): p.requires_grad_(f)
-        stats = dict(d_loss=nan, gp=nan, w_dist=nan, g_loss=loss.item())
-    if self.training: self.step_in_cycle.copy_((self.step_in_cycle + 1) % self.cycle)
-    return loss, stats
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(seed)
+                x, cond = batch["x"], batch["cond"]
+                with torch.no_grad(): fake = self.generator(cond, torch.randn(len(cond), self.z_dim, device=cond.device))
+                d_loss, gp, w = self._discriminator_loss(cond, x, fake, batch.get("y"))
+                with torch.no_grad(): g_loss = -self.discriminator(cond, fake).mean()
+        finally: self.train(was)
+        return dict(d_loss=d_loss.item(), gp=gp.item(), w_dist=w.item(), g_loss=g_loss.item())
 
-# %% ../../nbs/generation/55_dagan.ipynb #13cf67d6
-@patch
-def after_step(self:DAGAN):
-    """Called by `Trainer` after every optimiser step: after a generator step (the cycle is back at 0), fold the
-    generator's weights into their running average, with the decay warmed up as `min(ema, (1 + n) / (10 + n))`
-    after `n` updates so that the first weights do not linger; BatchNorm statistics are copied."""
-    with torch.no_grad():
-        if not self.ema or int(self.step_in_cycle) != 0: return
-        n = int(self.ema_updates); d = min(self.ema, (1 + n) / (10 + n))
-        for a, p in zip(self.generator_ema.parameters(), self.generator.parameters()): a.lerp_(p, 1 - d)
-        for a, b in zip(self.generator_ema.buffers(), self.generator.buffers()): a.copy_(b)
-        self.ema_updates += 1
-
-# %% ../../nbs/generation/55_dagan.ipynb #83b3ae98
-@patch
-def evaluate(self:DAGAN,
-             batch:dict,        # a 'pair' batch (`x`, `cond`)
-             seed:int=0,        # seed of the noise and of the interpolation weights
-            ) -> dict:          # d_loss, gp, w_dist, g_loss
-    "All four losses on a batch, in eval mode (as `generate` samples), without training or changing any state."
-    was = self.training; self.eval()
-    try:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            x, cond = batch["x"], batch["cond"]
-            with torch.no_grad(): fake = self.generator(cond, torch.randn(len(cond), self.z_dim, device=cond.device))
-            d_loss, gp, w = self._discriminator_loss(cond, x, fake, batch.get("y"))
-            with torch.no_grad(): g_loss = -self.discriminator(cond, fake).mean()
-    finally: self.train(was)
-    return dict(d_loss=d_loss.item(), gp=gp.item(), w_dist=w.item(), g_loss=g_loss.item())
-
-# %% ../../nbs/generation/55_dagan.ipynb #9df29ce6
-@patch
-def sample(self:DAGAN, prototypes:Tensor, n_samples:int) -> Tensor:
-    "G(prototype, z) for `n_samples` draws z ~ N(0, I) per prototype: the sigmoid outputs, in [0, 1]."
-    p = prototypes.repeat_interleave(n_samples, 0)
-    g = self.generator_ema if self.ema else self.generator
-    out = g(p, torch.randn(len(p), self.z_dim, device=p.device))
-    return out.reshape(len(prototypes), n_samples, *out.shape[1:])
+    def sample(self, prototypes:Tensor, n_samples:int) -> Tensor:
+        "G(prototype, z) for `n_samples` draws z ~ N(0, I) per prototype: the sigmoid outputs, in [0, 1]."
+        p = prototypes.repeat_interleave(n_samples, 0)
+        g = self.generator_ema if self.ema else self.generator
+        out = g(p, torch.randn(len(p), self.z_dim, device=p.device))
+        return out.reshape(len(prototypes), n_samples, *out.shape[1:])

@@ -19,7 +19,7 @@ from .critics import Critic, critic_features, critic_input
 # %% auto #0
 __all__ = ['select_prototypes', 'diversity', 'cosine_dispersion', 'RecognizabilityTasks', 'recognizability_tasks',
            'Recognizability', 'recognizability_from_feats', 'recognizability', 'images_by_class', 'OwnPrototypeRate',
-           'own_prototype_rate', 'HumanPoint', 'human_point', 'distance_to_humans', 'z_scale',
+           'own_prototype_rate', 'HumanPoint', 'human_point', 'z_scale', 'distance_to_humans',
            'class_distances_to_humans', 'Correlation', 'metric_correlations', 'maml_recognizability', 'CriticAgreement',
            'critic_agreement', 'tsne', 'class_separation', 'SweepFit', 'fit_sweep']
 
@@ -323,6 +323,19 @@ def human_point(
     rec = recognizability_from_feats(head[torch.from_numpy(proto)], [head[torch.from_numpy(ix)] for ix in groups], tasks, confidence)
     return HumanPoint(div, rec.per_class, proto - offset, mean_ci(div, confidence), rec.ci, tasks)
 
+# %% ../../nbs/generation/51_metrics.ipynb #1d7203e9
+def z_scale(
+    points,       # (n_models, 2) (diversity, recognizability) of each model
+    human,        # (2,) the human point
+) -> np.ndarray:  # (2,) the standard deviation of each axis over the models and the human point
+    "The units of the z-scored plane of `distance_to_humans`: each axis's standard deviation over all points and the human one."
+    p, h = np.asarray(points, dtype=np.float64), np.asarray(human, dtype=np.float64)
+    allp = np.vstack([p, h[None]])
+    if not np.isfinite(allp).all(): raise ValueError("points and human must be finite")
+    s = allp.std(0)
+    if (s == 0).any(): raise ValueError("all points (with the human one) are equal on an axis: z-scores are undefined; give more varied models")
+    return s
+
 # %% ../../nbs/generation/51_metrics.ipynb #7e5e373b
 def distance_to_humans(
     points,          # (n_models, 2) (diversity, recognizability) of each model
@@ -336,19 +349,6 @@ def distance_to_humans(
     r = p if reference is None else np.asarray(reference, dtype=np.float64)
     if r.ndim != 2 or r.shape[1] != 2: raise ValueError(f"reference must be (n_ref, 2) pairs (diversity, recognizability), got shape {r.shape}")
     return np.linalg.norm((p - h) / z_scale(r, h), axis=1)
-
-# %% ../../nbs/generation/51_metrics.ipynb #1d7203e9
-def z_scale(
-    points,       # (n_models, 2) (diversity, recognizability) of each model
-    human,        # (2,) the human point
-) -> np.ndarray:  # (2,) the standard deviation of each axis over the models and the human point
-    "The units of the z-scored plane of `distance_to_humans`: each axis's standard deviation over all points and the human one."
-    p, h = np.asarray(points, dtype=np.float64), np.asarray(human, dtype=np.float64)
-    allp = np.vstack([p, h[None]])
-    if not np.isfinite(allp).all(): raise ValueError("points and human must be finite")
-    s = allp.std(0)
-    if (s == 0).any(): raise ValueError("all points (with the human one) are equal on an axis: z-scores are undefined; give more varied models")
-    return s
 
 # %% ../../nbs/generation/51_metrics.ipynb #d030a6f5
 def class_distances_to_humans(
@@ -536,7 +536,6 @@ def _quad(t, y):
     ss = ((y - y.mean()) ** 2).sum()
     return c, (1 - ((y - p(t)) ** 2).sum() / ss if ss > 0 else 1.0)
 
-# %% ../../nbs/generation/51_metrics.ipynb #123ec5ac
 def _vertex(c): return -c[1] / (2 * c[2]) if c[2] != 0 else float("nan")
 
 # %% ../../nbs/generation/51_metrics.ipynb #0bcf33c6

@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/generation/vae_ns.html.md"""
 
 # %% ../../nbs/generation/53_vae_ns.ipynb #ce7ca075
 from __future__ import annotations
-from fastcore.basics import patch
 import math, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
 from .base import GenerativeModel, bernoulli_nll, gaussian_kl, beta_elbo_loss
@@ -36,12 +35,10 @@ def ns_conv_block(c_in:int, c_out:int, stride:int=1) -> nn.Sequential:
     "Conv2d(3x3, padding 1) -> BatchNorm2d -> ELU (Table S6's ConvBlock)."
     return nn.Sequential(nn.Conv2d(c_in, c_out, 3, stride, 1), nn.BatchNorm2d(c_out), nn.ELU())
 
-# %% ../../nbs/generation/53_vae_ns.ipynb #3a7a984b
 def ns_deconv_block(c_in:int, c_out:int) -> nn.Sequential:
     "ConvTranspose2d(2x2, stride 2) -> BatchNorm2d -> ELU: doubles the side (Table S6's DeConvBlock)."
     return nn.Sequential(nn.ConvTranspose2d(c_in, c_out, 2, 2), nn.BatchNorm2d(c_out), nn.ELU())
 
-# %% ../../nbs/generation/53_vae_ns.ipynb #030a3823
 def ns_fc_block(d_in:int, d_out:int) -> nn.Sequential:
     "Linear -> BatchNorm1d -> ELU (Table S6's FcBlock)."
     return nn.Sequential(nn.Linear(d_in, d_out), nn.BatchNorm1d(d_out), nn.ELU())
@@ -177,71 +174,58 @@ class VAENS(GenerativeModel):
             if isinstance(mod, (nn.Linear, nn.Conv2d)): nn.init.xavier_normal_(mod.weight); nn.init.zeros_(mod.bias)
         nn.init.constant_(self.dec_conv[-1].bias, -2.2)          # start at pixel probability ~0.1 (the ink fraction)
 
-# %% ../../nbs/generation/53_vae_ns.ipynb #cef2f44f
-@patch(cls_method=True)
-def small(cls:VAENS, image_size:int=28, **kwargs) -> "VAENS":
-    "A small configuration that trains on a CPU: 4 stages of 1 convolution (8 to 64 channels), 64 hidden units, c of 64, z of 16."
-    return cls(image_size, **(dict(enc_channels=(8, 16, 32, 64), convs_per_stage=1, hidden=64, n_res=2,
-                                   z_dim=16, c_dim=64) | kwargs))
+    @classmethod
+    def small(cls, image_size:int=28, **kwargs) -> "VAENS":
+        "A small configuration that trains on a CPU: 4 stages of 1 convolution (8 to 64 channels), 64 hidden units, c of 64, z of 16."
+        return cls(image_size, **(dict(enc_channels=(8, 16, 32, 64), convs_per_stage=1, hidden=64, n_res=2,
+                                       z_dim=16, c_dim=64) | kwargs))
 
-# %% ../../nbs/generation/53_vae_ns.ipynb #dbb5f706
-@patch
-def features(self:VAENS, x:Tensor) -> Tensor:
-    "(n, C, H, W) images -> (n, hidden) features h, shared by the statistic and inference networks."
-    return self.project(self.encoder(x))
+    def hparams(self) -> dict:
+        "The hyperparameters that define the model."
+        return dict(image_size=self.image_size, channels=self.channels, beta=self.beta, set_size=self.set_size,
+                    z_dim=self.z_dim, c_dim=self.c_dim, n_stochastic=self.n_stochastic, enc_channels=list(self.enc_channels),
+                    convs_per_stage=self.convs_per_stage, hidden=self.hidden, n_res=self.n_res, sample_context=self.sample_context)
 
-# %% ../../nbs/generation/53_vae_ns.ipynb #f2b8a85f
-@patch
-def context(self:VAENS, h:Tensor, set_size:int) -> tuple[Tensor, Tensor]:
-    "Mean and log-variance of q(c | D), each (n_sets, c_dim), from the features (n_sets * set_size, hidden) of consecutive sets."
-    return self.statistic(h.view(-1, set_size, h.shape[-1]).mean(1))
+    def features(self, x:Tensor) -> Tensor:
+        "(n, C, H, W) images -> (n, hidden) features h, shared by the statistic and inference networks."
+        return self.project(self.encoder(x))
 
-# %% ../../nbs/generation/53_vae_ns.ipynb #99568c57
-@patch
-def decode(self:VAENS, zs:Tensor, c:Tensor) -> Tensor:
-    "Pixel logits (n, C, H, W) of p(x | z, c) from the latents (n, n_stochastic * z_dim) and contexts (n, c_dim)."
-    e = self.dec_fc(F.elu(self.dec_z(zs) + self.dec_c(c)))
-    return self.dec_conv(e.view(len(e), self.enc_channels[-1], self.base, self.base))
+    def context(self, h:Tensor, set_size:int) -> tuple[Tensor, Tensor]:
+        "Mean and log-variance of q(c | D), each (n_sets, c_dim), from the features (n_sets * set_size, hidden) of consecutive sets."
+        return self.statistic(h.view(-1, set_size, h.shape[-1]).mean(1))
 
-# %% ../../nbs/generation/53_vae_ns.ipynb #b777b813
-@patch
-def loss(self:VAENS, batch:dict) -> tuple[Tensor, dict]:
-    "Minus Eq. 7 per image (`ns_elbo_loss`) on a batch of sets `x` (B, K, C, H, W)."
-    x, want = batch["x"], (self.channels, self.image_size, self.image_size)
-    if x.ndim != 5 or tuple(x.shape[2:]) != want:
-        raise ValueError(f"x must be a batch of sets (B, K, {', '.join(map(str, want))}), got {tuple(x.shape)}: use model.batches(data)")
-    B, K = x.shape[:2]
-    if self.training and B < 2: raise ValueError("a training batch needs at least 2 sets (batch norm); raise batch_size")
-    x = x.flatten(0, 1)
-    h = self.features(x)
-    c_mu, c_logvar = self.context(h, K)
-    c = (c_mu + torch.randn_like(c_mu) * (0.5 * c_logvar).exp()).repeat_interleave(K, 0)
-    zs, kl_z, z = [], 0., None
-    for q_net, p_net in zip(self.posterior, self.prior):     # top-down
-        q_mu, q_logvar = q_net(c, h, z)
-        p_mu, p_logvar = p_net(c, z=z)
-        z = q_mu + torch.randn_like(q_mu) * (0.5 * q_logvar).exp()
-        zs.append(z); kl_z = kl_z + gaussian_kl(q_mu, q_logvar, p_mu, p_logvar)
-    nll = bernoulli_nll(self.decode(torch.cat(zs, 1), c), x)
-    return ns_elbo_loss(nll, kl_z, gaussian_kl(c_mu, c_logvar), self.beta)
+    def decode(self, zs:Tensor, c:Tensor) -> Tensor:
+        "Pixel logits (n, C, H, W) of p(x | z, c) from the latents (n, n_stochastic * z_dim) and contexts (n, c_dim)."
+        e = self.dec_fc(F.elu(self.dec_z(zs) + self.dec_c(c)))
+        return self.dec_conv(e.view(len(e), self.enc_channels[-1], self.base, self.base))
 
-# %% ../../nbs/generation/53_vae_ns.ipynb #6e910e7d
-@patch
-def sample(self:VAENS, prototypes:Tensor, n_samples:int) -> Tensor:
-    "Bernoulli means (n, n_samples, C, H, W): c from each prototype alone (a set of size 1), z ~ p(z | c)."
-    n = len(prototypes)
-    c_mu, c_logvar = (t.repeat_interleave(n_samples, 0) for t in self.context(self.features(prototypes), 1))
-    c = c_mu + torch.randn_like(c_mu) * (0.5 * c_logvar).exp() if self.sample_context else c_mu
-    zs, z = [], None
-    for p_net in self.prior:
-        p_mu, p_logvar = p_net(c, z=z)
-        z = p_mu + torch.randn_like(p_mu) * (0.5 * p_logvar).exp(); zs.append(z)
-    return torch.sigmoid(self.decode(torch.cat(zs, 1), c)).view(n, n_samples, self.channels, self.image_size, self.image_size)
+    def loss(self, batch:dict) -> tuple[Tensor, dict]:
+        "Minus Eq. 7 per image (`ns_elbo_loss`) on a batch of sets `x` (B, K, C, H, W)."
+        x, want = batch["x"], (self.channels, self.image_size, self.image_size)
+        if x.ndim != 5 or tuple(x.shape[2:]) != want:
+            raise ValueError(f"x must be a batch of sets (B, K, {', '.join(map(str, want))}), got {tuple(x.shape)}: use model.batches(data)")
+        B, K = x.shape[:2]
+        if self.training and B < 2: raise ValueError("a training batch needs at least 2 sets (batch norm); raise batch_size")
+        x = x.flatten(0, 1)
+        h = self.features(x)
+        c_mu, c_logvar = self.context(h, K)
+        c = (c_mu + torch.randn_like(c_mu) * (0.5 * c_logvar).exp()).repeat_interleave(K, 0)
+        zs, kl_z, z = [], 0., None
+        for q_net, p_net in zip(self.posterior, self.prior):     # top-down
+            q_mu, q_logvar = q_net(c, h, z)
+            p_mu, p_logvar = p_net(c, z=z)
+            z = q_mu + torch.randn_like(q_mu) * (0.5 * q_logvar).exp()
+            zs.append(z); kl_z = kl_z + gaussian_kl(q_mu, q_logvar, p_mu, p_logvar)
+        nll = bernoulli_nll(self.decode(torch.cat(zs, 1), c), x)
+        return ns_elbo_loss(nll, kl_z, gaussian_kl(c_mu, c_logvar), self.beta)
 
-# %% ../../nbs/generation/53_vae_ns.ipynb #6328420a
-@patch
-def hparams(self:VAENS) -> dict:
-    "The hyperparameters that define the model."
-    return dict(image_size=self.image_size, channels=self.channels, beta=self.beta, set_size=self.set_size,
-                z_dim=self.z_dim, c_dim=self.c_dim, n_stochastic=self.n_stochastic, enc_channels=list(self.enc_channels),
-                convs_per_stage=self.convs_per_stage, hidden=self.hidden, n_res=self.n_res, sample_context=self.sample_context)
+    def sample(self, prototypes:Tensor, n_samples:int) -> Tensor:
+        "Bernoulli means (n, n_samples, C, H, W): c from each prototype alone (a set of size 1), z ~ p(z | c)."
+        n = len(prototypes)
+        c_mu, c_logvar = (t.repeat_interleave(n_samples, 0) for t in self.context(self.features(prototypes), 1))
+        c = c_mu + torch.randn_like(c_mu) * (0.5 * c_logvar).exp() if self.sample_context else c_mu
+        zs, z = [], None
+        for p_net in self.prior:
+            p_mu, p_logvar = p_net(c, z=z)
+            z = p_mu + torch.randn_like(p_mu) * (0.5 * p_logvar).exp(); zs.append(z)
+        return torch.sigmoid(self.decode(torch.cat(zs, 1), c)).view(n, n_samples, self.channels, self.image_size, self.image_size)

@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/generation/vae_stn.html.md"""
 
 # %% ../../nbs/generation/54_vae_stn.ipynb #c6c46cb7
 from __future__ import annotations
-from fastcore.basics import patch
 import torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
 from .base import GenerativeModel, bernoulli_nll, gaussian_kl, beta_elbo_loss
@@ -120,69 +119,60 @@ class VAESTN(GenerativeModel):
             raise ValueError(f"batch['{name}'] must be ({n or 'n'}, 1, {self.image_size}, {self.image_size}), got {got}; "
                              f"the batches of `model.batches(data)` have this form")
 
-# %% ../../nbs/generation/54_vae_stn.ipynb #bad545ac
-@patch(cls_method=True)
-def small(cls:VAESTN,
-          image_size:int=28,  # side of the images
-          **kwargs,           # overrides of the small configuration (e.g. n_steps, beta)
-         ) -> "VAESTN":
-    "A small configuration that trains fast on a CPU (see 'A small configuration')."
-    return cls(image_size, **{**SMALL_VAESTN, **kwargs})
+    @classmethod
+    def small(cls,
+              image_size:int=28,  # side of the images
+              **kwargs,           # overrides of the small configuration (e.g. n_steps, beta)
+             ) -> "VAESTN":
+        "A small configuration that trains fast on a CPU (see 'A small configuration')."
+        return cls(image_size, **{**SMALL_VAESTN, **kwargs})
 
-# %% ../../nbs/generation/54_vae_stn.ipynb #f0cd4f6a
-@patch
-def draw(self:VAESTN,
-         cond:Tensor,          # (n, 1, H, W) prototypes
-         x:Tensor|None=None,   # (n, 1, H, W) targets to encode, or None to sample z from the prior
-        ) -> dict:             # canvas logits (n, 1, H, W), thetas (n, T, 2, 3), and mu, logvar (n, T, z_dim) if x given
-    "Run the T steps: encode `x` (training) or sample from the prior, reading the prototypes `cond` at each step; `thetas` are the windows written to."
-    n, T = len(cond), self.n_steps
-    h = cond.new_zeros(n, self.lstm_dim); cell = torch.zeros_like(h)
-    theta, canvas = identity_affine(n, cond.device, cond.dtype), torch.zeros_like(cond)
-    mus, logvars, thetas = [], [], []
-    for t in range(T):
-        if x is None:
-            r_cond = stn_read(theta, cond, self.read_size)
-            z = torch.randn(n, self.z_dim, device=cond.device, dtype=cond.dtype)
-        else:
-            r = stn_read(theta, torch.cat([x, x - torch.sigmoid(canvas), cond], 1), self.read_size)
-            r_cond = r[:, 2:]
-            mu, logvar = self.enc(torch.cat([r.flatten(1), h], 1)).chunk(2, 1)
-            z = mu + torch.randn_like(mu) * torch.exp(0.5 * logvar)
-            mus.append(mu); logvars.append(logvar)
-        h, cell = self.rec(torch.cat([z, r_cond.flatten(1)], 1), (h, cell))
-        theta = self.loc(h[:, :self.loc_dim]).view(n, 2, 3)
-        patch = self.dec(h[:, self.loc_dim:]).view(n, 1, self.write_size, self.write_size)
-        canvas = canvas + stn_write(theta, patch, self.image_size)
-        thetas.append(theta)
-    out = dict(canvas=canvas, thetas=torch.stack(thetas, 1))
-    if x is not None: out.update(mu=torch.stack(mus, 1), logvar=torch.stack(logvars, 1))
-    return out
+    def hparams(self) -> dict:
+        "The hyperparameters that define the model."
+        return dict(image_size=self.image_size, n_steps=self.n_steps, beta=self.beta, z_dim=self.z_dim,
+                    lstm_dim=self.lstm_dim, read_size=self.read_size, write_size=self.write_size, loc_dim=self.loc_dim,
+                    enc_hidden=list(self.enc_hidden), dec_hidden=list(self.dec_hidden), loc_hidden=list(self.loc_hidden))
 
-# %% ../../nbs/generation/54_vae_stn.ipynb #2e67e218
-@patch
-def loss(self:VAESTN, batch:dict) -> tuple[Tensor, dict]:
-    "Negative beta-ELBO (Eq. 8) of the targets `x` given their prototypes `cond`; stats: nll, kl, elbo."
-    x, cond = batch.get("x"), batch.get("cond")
-    self._check("x", x); self._check("cond", cond, len(x))
-    out = self.draw(cond, x)
-    kl = gaussian_kl(out["mu"], out["logvar"])          # summed over steps and latent units
-    return beta_elbo_loss(bernoulli_nll(out["canvas"], x), kl, self.beta)
+    def draw(self,
+             cond:Tensor,          # (n, 1, H, W) prototypes
+             x:Tensor|None=None,   # (n, 1, H, W) targets to encode, or None to sample z from the prior
+            ) -> dict:             # canvas logits (n, 1, H, W), thetas (n, T, 2, 3), and mu, logvar (n, T, z_dim) if x given
+        "Run the T steps: encode `x` (training) or sample from the prior, reading the prototypes `cond` at each step; `thetas` are the windows written to."
+        n, T = len(cond), self.n_steps
+        h = cond.new_zeros(n, self.lstm_dim); cell = torch.zeros_like(h)
+        theta, canvas = identity_affine(n, cond.device, cond.dtype), torch.zeros_like(cond)
+        mus, logvars, thetas = [], [], []
+        for t in range(T):
+            if x is None:
+                r_cond = stn_read(theta, cond, self.read_size)
+                z = torch.randn(n, self.z_dim, device=cond.device, dtype=cond.dtype)
+            else:
+                r = stn_read(theta, torch.cat([x, x - torch.sigmoid(canvas), cond], 1), self.read_size)
+                r_cond = r[:, 2:]
+                mu, logvar = self.enc(torch.cat([r.flatten(1), h], 1)).chunk(2, 1)
+                z = mu + torch.randn_like(mu) * torch.exp(0.5 * logvar)
+                mus.append(mu); logvars.append(logvar)
+            h, cell = self.rec(torch.cat([z, r_cond.flatten(1)], 1), (h, cell))
+            theta = self.loc(h[:, :self.loc_dim]).view(n, 2, 3)
+            patch = self.dec(h[:, self.loc_dim:]).view(n, 1, self.write_size, self.write_size)
+            canvas = canvas + stn_write(theta, patch, self.image_size)
+            thetas.append(theta)
+        out = dict(canvas=canvas, thetas=torch.stack(thetas, 1))
+        if x is not None: out.update(mu=torch.stack(mus, 1), logvar=torch.stack(logvars, 1))
+        return out
 
-# %% ../../nbs/generation/54_vae_stn.ipynb #ac7c291a
-@patch
-def sample(self:VAESTN, prototypes:Tensor, n_samples:int) -> Tensor:
-    "Bernoulli means sigmoid(canvas), (n, n_samples, 1, H, W), with z_t from the prior."
-    p = prototypes.repeat_interleave(n_samples, 0)
-    return torch.sigmoid(self.draw(p)["canvas"]).view(len(prototypes), n_samples, *prototypes.shape[1:])
+    def loss(self, batch:dict) -> tuple[Tensor, dict]:
+        "Negative beta-ELBO (Eq. 8) of the targets `x` given their prototypes `cond`; stats: nll, kl, elbo."
+        x, cond = batch.get("x"), batch.get("cond")
+        self._check("x", x); self._check("cond", cond, len(x))
+        out = self.draw(cond, x)
+        kl = gaussian_kl(out["mu"], out["logvar"])          # summed over steps and latent units
+        return beta_elbo_loss(bernoulli_nll(out["canvas"], x), kl, self.beta)
 
-# %% ../../nbs/generation/54_vae_stn.ipynb #c0a33a5e
-@patch
-def hparams(self:VAESTN) -> dict:
-    "The hyperparameters that define the model."
-    return dict(image_size=self.image_size, n_steps=self.n_steps, beta=self.beta, z_dim=self.z_dim,
-                lstm_dim=self.lstm_dim, read_size=self.read_size, write_size=self.write_size, loc_dim=self.loc_dim,
-                enc_hidden=list(self.enc_hidden), dec_hidden=list(self.dec_hidden), loc_hidden=list(self.loc_hidden))
+    def sample(self, prototypes:Tensor, n_samples:int) -> Tensor:
+        "Bernoulli means sigmoid(canvas), (n, n_samples, 1, H, W), with z_t from the prior."
+        p = prototypes.repeat_interleave(n_samples, 0)
+        return torch.sigmoid(self.draw(p)["canvas"]).view(len(prototypes), n_samples, *prototypes.shape[1:])
 
 # %% ../../nbs/generation/54_vae_stn.ipynb #d0899d40
 SMALL_VAESTN = dict(n_steps=10, z_dim=16, lstm_dim=128, loc_dim=32, read_size=12, write_size=12,

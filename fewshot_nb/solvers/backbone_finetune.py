@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/solvers/backbone_finetune.html.md"
 
 # %% ../../nbs/solvers/37_backbone_finetune.ipynb #e0552fd3
 from __future__ import annotations
-from fastcore.basics import patch
 import copy
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -163,90 +162,75 @@ class EntropyMinFinetune:
         c = copy.copy(self); c.net = copy.deepcopy(self.net)
         return c
 
-# %% ../../nbs/solvers/37_backbone_finetune.ipynb #757cd341
-@patch
-def embed(self:EntropyMinFinetune,
-          params:dict,     # name -> (n_tasks, *shape) parameters of each task's network
-          x:torch.Tensor,  # (n_tasks, n, C, H, W) images
-         ) -> torch.Tensor: # (n_tasks, n, d) L2-normalised features, each task through its own network
-    "Features of each task's images through that task's parameters (one forward pass per task and image set)."
-    f = lambda p, xi: functional_call(self.net, p, (xi,))
-    vm = self.batch_tasks if self.batch_tasks != "auto" else x.device.type == "cuda"
-    z = vmap(f)(params, x) if vm else torch.stack([f({k: v[t] for k, v in params.items()}, x[t]) for t in range(len(x))])
-    return F.normalize(z, dim=-1)
+    def embed(self,
+              params:dict,     # name -> (n_tasks, *shape) parameters of each task's network
+              x:torch.Tensor,  # (n_tasks, n, C, H, W) images
+             ) -> torch.Tensor: # (n_tasks, n, d) L2-normalised features, each task through its own network
+        "Features of each task's images through that task's parameters (one forward pass per task and image set)."
+        f = lambda p, xi: functional_call(self.net, p, (xi,))
+        vm = self.batch_tasks if self.batch_tasks != "auto" else x.device.type == "cuda"
+        z = vmap(f)(params, x) if vm else torch.stack([f({k: v[t] for k, v in params.items()}, x[t]) for t in range(len(x))])
+        return F.normalize(z, dim=-1)
 
-# %% ../../nbs/solvers/37_backbone_finetune.ipynb #a441690b
-@patch
-def fit(self:EntropyMinFinetune,
-        support:torch.Tensor,  # (n_tasks, n_support, C, H, W) images, no padding
-        labels:torch.Tensor,   # (n_tasks, n_support) labels in 0..n_way-1
-        query:torch.Tensor,    # (n_tasks, n_query, C, H, W) images, no padding
-        n_way:int,             # classes per task
-       ) -> tuple[dict, torch.Tensor]: # each task's parameters (name -> (n_tasks, *shape)) and class weights (n_tasks, n_way, d)
-    "Fine-tune a copy of the backbone and the class weights on every task: `steps` Adam steps on CE(support) + H(Y_Q|X_Q)."
-    T = len(support)
-    params = {k: v.detach().unsqueeze(0).repeat(T, *[1] * v.ndim) for k, v in self.net.named_parameters()}
-    if self.tune_backbone: params = {k: v.requires_grad_() for k, v in params.items()}
-    onehot = F.one_hot(labels, n_way).to(support.dtype)
-    with torch.no_grad():
-        with norm_mode(self.net, self.init_bn):   # 'frozen': the trained network's features in eval mode, as the reference
-            W = prototypes(self.embed(params, support), labels, n_way).requires_grad_()   # class means of normalised features
-        if not self.tune_backbone: zs, zq = self.embed(params, support), self.embed(params, query)   # fixed features
-    opt = torch.optim.Adam(([*params.values()] if self.tune_backbone else []) + [W], lr=self.lr)
-    w_ce, w_h = self.weights
-    for _ in range(self.steps):
-        if self.tune_backbone: zs, zq = self.embed(params, support), self.embed(params, query)   # support and query: separate passes
-        ps, pq = distance_logits(zs, W, self.tau).softmax(-1), distance_logits(zq, W, self.tau).softmax(-1)
-        loss = (w_ce * losses.cross_entropy(ps, onehot) + w_h * losses.cond_entropy(pq)).sum()   # tasks are independent: sum
-        opt.zero_grad(); loss.backward(); opt.step()
-    return {k: v.detach() for k, v in params.items()}, W.detach()
+    def fit(self,
+            support:torch.Tensor,  # (n_tasks, n_support, C, H, W) images, no padding
+            labels:torch.Tensor,   # (n_tasks, n_support) labels in 0..n_way-1
+            query:torch.Tensor,    # (n_tasks, n_query, C, H, W) images, no padding
+            n_way:int,             # classes per task
+           ) -> tuple[dict, torch.Tensor]: # each task's parameters (name -> (n_tasks, *shape)) and class weights (n_tasks, n_way, d)
+        "Fine-tune a copy of the backbone and the class weights on every task: `steps` Adam steps on CE(support) + H(Y_Q|X_Q)."
+        T = len(support)
+        params = {k: v.detach().unsqueeze(0).repeat(T, *[1] * v.ndim) for k, v in self.net.named_parameters()}
+        if self.tune_backbone: params = {k: v.requires_grad_() for k, v in params.items()}
+        onehot = F.one_hot(labels, n_way).to(support.dtype)
+        with torch.no_grad():
+            with norm_mode(self.net, self.init_bn):   # 'frozen': the trained network's features in eval mode, as the reference
+                W = prototypes(self.embed(params, support), labels, n_way).requires_grad_()   # class means of normalised features
+            if not self.tune_backbone: zs, zq = self.embed(params, support), self.embed(params, query)   # fixed features
+        opt = torch.optim.Adam(([*params.values()] if self.tune_backbone else []) + [W], lr=self.lr)
+        w_ce, w_h = self.weights
+        for _ in range(self.steps):
+            if self.tune_backbone: zs, zq = self.embed(params, support), self.embed(params, query)   # support and query: separate passes
+            ps, pq = distance_logits(zs, W, self.tau).softmax(-1), distance_logits(zq, W, self.tau).softmax(-1)
+            loss = (w_ce * losses.cross_entropy(ps, onehot) + w_h * losses.cond_entropy(pq)).sum()   # tasks are independent: sum
+            opt.zero_grad(); loss.backward(); opt.step()
+        return {k: v.detach() for k, v in params.items()}, W.detach()
 
-# %% ../../nbs/solvers/37_backbone_finetune.ipynb #3ebfad85
-@patch
-def logits(self:EntropyMinFinetune, support, labels, query, n_way:int) -> torch.Tensor: # (n_tasks, n_query, n_way)
-    "Query logits of tasks without padding, after fine-tuning on each (images on the method's device)."
-    params, W = self.fit(support, labels, query, n_way)
-    with torch.no_grad(): return distance_logits(self.embed(params, query), W, self.tau)
+    def logits(self, support, labels, query, n_way:int) -> torch.Tensor: # (n_tasks, n_query, n_way)
+        "Query logits of tasks without padding, after fine-tuning on each (images on the method's device)."
+        params, W = self.fit(support, labels, query, n_way)
+        with torch.no_grad(): return distance_logits(self.embed(params, query), W, self.tau)
 
-# %% ../../nbs/solvers/37_backbone_finetune.ipynb #d75787f4
-@patch
-def solve_batch(self:EntropyMinFinetune,
-                images,             # (n_items, C, H, W) images the tasks index (see `image_tensor`)
-                batch,              # `EpisodeBatch` or `TaskManifest` over those items
-                gather:int=256,     # tasks whose images are gathered at a time (bounds memory, not the result)
-               ) -> torch.Tensor:   # (n_tasks, n_query, n_way) probabilities, on the CPU
-    "Query probabilities of every task of `batch`, its images taken from `images`."
-    b, x, out = getattr(batch, "batch", batch), image_tensor(images), []
-    for i in range(0, b.n_tasks, gather):
-        sub = b[i:i + gather]
-        xs, xq = sub.gather(x)
-        out.append(self(xs, sub.support_labels, xq, sub.n_way, sub.support_mask, sub.query_mask))
-    return torch.cat([F.pad(o, (0, 0, 0, b.query.shape[1] - o.shape[1]), value=1 / b.n_way) for o in out])
+    def solve_batch(self,
+                    images,             # (n_items, C, H, W) images the tasks index (see `image_tensor`)
+                    batch,              # `EpisodeBatch` or `TaskManifest` over those items
+                    gather:int=256,     # tasks whose images are gathered at a time (bounds memory, not the result)
+                   ) -> torch.Tensor:   # (n_tasks, n_query, n_way) probabilities, on the CPU
+        "Query probabilities of every task of `batch`, its images taken from `images`."
+        b, x, out = getattr(batch, "batch", batch), image_tensor(images), []
+        for i in range(0, b.n_tasks, gather):
+            sub = b[i:i + gather]
+            xs, xq = sub.gather(x)
+            out.append(self(xs, sub.support_labels, xq, sub.n_way, sub.support_mask, sub.query_mask))
+        return torch.cat([F.pad(o, (0, 0, 0, b.query.shape[1] - o.shape[1]), value=1 / b.n_way) for o in out])
 
-# %% ../../nbs/solvers/37_backbone_finetune.ipynb #c22934f1
-@patch(as_prop=True)
-def device(self:EntropyMinFinetune) -> torch.device:
-    "The device that holds the network's parameters."
-    return next(self.net.parameters()).device
+    @property
+    def device(self) -> torch.device:
+        "The device that holds the network's parameters."
+        return next(self.net.parameters()).device
 
-# %% ../../nbs/solvers/37_backbone_finetune.ipynb #cfbb2314
-@patch
-def hparams(self:EntropyMinFinetune) -> dict:
-    "Steps, learning rate, temperature, loss weights, and which parts are fine-tuned and how."
-    return dict(steps=self.steps, lr=self.lr, tau=self.tau, weights=self.weights, bn=self.bn,
-                                       init_bn=self.init_bn, tune_backbone=self.tune_backbone)
+    def hparams(self) -> dict:
+        "Steps, learning rate, temperature, loss weights, and which parts are fine-tuned and how."
+        return dict(steps=self.steps, lr=self.lr, tau=self.tau, weights=self.weights, bn=self.bn,
+                                           init_bn=self.init_bn, tune_backbone=self.tune_backbone)
 
-# %% ../../nbs/solvers/37_backbone_finetune.ipynb #b3a0aab0
-@patch
-def config(self:EntropyMinFinetune) -> dict:
-    "Method name, transductive flag and hyperparameters: what a result row records."
-    return dict(method=self.name, transductive=self.transductive, **self.hparams())
+    def config(self) -> dict:
+        "Method name, transductive flag and hyperparameters: what a result row records."
+        return dict(method=self.name, transductive=self.transductive, **self.hparams())
 
-# %% ../../nbs/solvers/37_backbone_finetune.ipynb #161bd8cf
-@patch
-def to(self:EntropyMinFinetune, device) -> "EntropyMinFinetune":
-    "Move the backbone copy to `device` (where the tasks are fine-tuned)."
-    self.net.to(device); return self
+    def to(self, device) -> "EntropyMinFinetune":
+        "Move the backbone copy to `device` (where the tasks are fine-tuned)."
+        self.net.to(device); return self
 
 # %% ../../nbs/solvers/37_backbone_finetune.ipynb #b09a1b2b
 def finetune_scorer(

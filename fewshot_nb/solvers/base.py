@@ -6,18 +6,18 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/solvers/base.html.md"""
 
 # %% ../../nbs/solvers/31_base.ipynb #0985a90a
 from __future__ import annotations
-from fastcore.basics import patch
 from dataclasses import dataclass
 import numpy as np, torch
 import torch.nn.functional as F
-from ..core import Registry, check_interrupt
+from ..core import Registry
+from ..workers import check_interrupt
 from ..tasks import TaskTensors, task_tensors, normalize_features, distance_logits, prototypes, NORMS
 from ..data.sources import FeatureSource
 from ..metrics import accuracy, check_scores
 
 # %% auto #0
 __all__ = ['SOLVERS', 'Solver', 'ProtoNet', 'SimpleShot', 'make_solver', 'list_solvers', 'synthetic_features', 'solve_batch',
-           'evaluate', 'random_tasks', 'check_solver']
+           'evaluate_solver', 'random_tasks', 'check_solver']
 
 # %% ../../nbs/solvers/31_base.ipynb #afb2032b
 SOLVERS = Registry("solver", hint="register your own with @SOLVERS.register on a Solver subclass "
@@ -59,29 +59,21 @@ class Solver:
         with torch.no_grad(): probs = self.solve(t, gen)
         return torch.where(t.query_mask.unsqueeze(-1), probs, torch.full((), 1 / t.n_way, dtype=probs.dtype, device=probs.device))
 
-# %% ../../nbs/solvers/31_base.ipynb #1ae13b2a
-@patch
-def solve(self:Solver, t:TaskTensors, generator:torch.Generator) -> torch.Tensor:
-    "Query probabilities `(n_tasks, n_query, n_way)` of prepared tasks (implemented by each method)."
-    raise NotImplementedError
+    def solve(self, t:TaskTensors, generator:torch.Generator) -> torch.Tensor:
+        "Query probabilities `(n_tasks, n_query, n_way)` of prepared tasks (implemented by each method)."
+        raise NotImplementedError
 
-# %% ../../nbs/solvers/31_base.ipynb #d10ca039
-@patch
-def hparams(self:Solver) -> dict:
-    "The hyperparameters that set the solver's predictions."
-    return dict(norm=self.norm, tau=self.tau)
+    def hparams(self) -> dict:
+        "The hyperparameters that set the solver's predictions."
+        return dict(norm=self.norm, tau=self.tau)
 
-# %% ../../nbs/solvers/31_base.ipynb #b32df523
-@patch
-def config(self:Solver) -> dict:
-    "Method name, transductive flag and hyperparameters: what a result row records."
-    return dict(method=self.name, transductive=self.transductive, **self.hparams())
+    def config(self) -> dict:
+        "Method name, transductive flag and hyperparameters: what a result row records."
+        return dict(method=self.name, transductive=self.transductive, **self.hparams())
 
-# %% ../../nbs/solvers/31_base.ipynb #66cac9e6
-@patch
-def check_features(self:Solver, feats:torch.Tensor) -> str|None:
-    "What keeps this solver from running on these (n, d) features, as a sentence with the fix, or None: checked before any task."
-    return None
+    def check_features(self, feats:torch.Tensor) -> str|None:
+        "What keeps this solver from running on these (n, d) features, as a sentence with the fix, or None: checked before any task."
+        return None
 
 # %% ../../nbs/solvers/31_base.ipynb #62b4f8ae
 @SOLVERS.register
@@ -113,7 +105,6 @@ def make_solver(
                          f"set name = {name!r} on the class (result rows record it)")
     return cls(**kwargs)
 
-# %% ../../nbs/solvers/31_base.ipynb #e8deea74
 def list_solvers() -> list[str]:
     "The names of the registered solvers, sorted."
     return SOLVERS.names()
@@ -162,7 +153,7 @@ def solve_batch(
     return torch.cat([F.pad(o, (0, 0, 0, width - o.shape[1]), value=1 / batch.n_way) for o in out])
 
 # %% ../../nbs/solvers/31_base.ipynb #7ee2b585
-def evaluate(solver:Solver, feats, batch, chunk:int=1000, device=None, seed:int=0) -> np.ndarray:
+def evaluate_solver(solver:Solver, feats, batch, chunk:int=1000, device=None, seed:int=0) -> np.ndarray:
     "Accuracy of `solver` on each task of `batch`, `(n_tasks,)`; scores that are NaN, inf or all ties refused (`check_scores`), naming the solver."
     b = getattr(batch, "batch", batch)
     probs = solve_batch(solver, feats, b, chunk, device, seed)

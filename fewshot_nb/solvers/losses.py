@@ -46,12 +46,10 @@ def marginal(
     "Predicted label marginal $\\hat p_k$ of each task's query set."
     return masked_mean(probs, mask)
 
-# %% ../../nbs/solvers/30_losses.ipynb #65e8a160
 def cond_entropy(probs:torch.Tensor, mask:torch.Tensor|None=None) -> torch.Tensor:
     "Conditional entropy $\\mathcal H(Y_Q|X_Q)$ of each task, `(n_tasks,)`."
     return masked_mean(entropy(probs), mask)
 
-# %% ../../nbs/solvers/30_losses.ipynb #cfc9ddf2
 def marginal_entropy(probs:torch.Tensor, mask:torch.Tensor|None=None) -> torch.Tensor:
     "Marginal entropy $\\mathcal H(Y_Q)$ of each task (Eq. 2), `(n_tasks,)`."
     return entropy(marginal(probs, mask))
@@ -82,7 +80,6 @@ def alpha_cond_entropy(probs:torch.Tensor, alpha:float, mask:torch.Tensor|None=N
     "Conditional α-entropy $\\mathcal H_\\alpha(Y_Q|X_Q) = \\frac{1}{|Q|}\\sum_i \\mathcal H_\\alpha(p_i)$, `(n_tasks,)`."
     return masked_mean(alpha_entropy(probs, alpha), mask)
 
-# %% ../../nbs/solvers/30_losses.ipynb #49fb9a17
 def alpha_marginal_entropy(probs:torch.Tensor, alpha:float, mask:torch.Tensor|None=None) -> torch.Tensor:
     "Marginal α-entropy $\\mathcal H_\\alpha(Y_Q) = \\mathcal H_\\alpha(\\hat p)$, `(n_tasks,)`."
     return alpha_entropy(marginal(probs, mask), alpha)
@@ -92,7 +89,6 @@ def mutual_info(probs:torch.Tensor, mask:torch.Tensor|None=None, lam:float=1.0) 
     "Weighted mutual information $\\lambda\\,\\mathcal H(Y_Q) - \\mathcal H(Y_Q|X_Q)$ (Eq. 1), `(n_tasks,)`."
     return lam * marginal_entropy(probs, mask) - cond_entropy(probs, mask)
 
-# %% ../../nbs/solvers/30_losses.ipynb #8b8844c0
 def alpha_mutual_info(probs:torch.Tensor, alpha:float, mask:torch.Tensor|None=None) -> torch.Tensor:
     "α-mutual information $\\mathcal H_\\alpha(Y_Q) - \\mathcal H_\\alpha(Y_Q|X_Q)$ (Eq. 5), `(n_tasks,)`."
     return alpha_marginal_entropy(probs, alpha, mask) - alpha_cond_entropy(probs, alpha, mask)

@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/solvers/transductive.html.md"""
 
 # %% ../../nbs/solvers/33_transductive.ipynb #fb017656
 from __future__ import annotations
-from fastcore.basics import patch
 import torch
 import torch.nn.functional as F
 from ..tasks import TaskTensors, prototypes, normalize_features
@@ -53,7 +52,6 @@ def gram_normalise(G:torch.Tensor) -> torch.Tensor:  # (n_tasks, n, n) Gram matr
     s = G.diagonal(dim1=1, dim2=2).clamp_min(torch.finfo(G.dtype).tiny).rsqrt()
     return G.mul_(s.unsqueeze(2)).mul_(s.unsqueeze(1))
 
-# %% ../../nbs/solvers/33_transductive.ipynb #c691df74
 def gram_centre(
     G:torch.Tensor,   # (n_tasks, n, n) Gram matrix of items x_i (modified in place)
     E:torch.Tensor,   # (n_tasks, n, n_blocks) one-hot block of each item (all-zero rows: padding)
@@ -88,74 +86,66 @@ class PTMAP(Solver):
         self.beta, self.lam, self.alpha, self.n_epochs = float(beta), float(lam), float(alpha), int(n_epochs)
         self.eps, self.max_iter = float(eps), int(max_iter)
 
-# %% ../../nbs/solvers/33_transductive.ipynb #aaf567cf
-@patch
-def gram(self:PTMAP, t:TaskTensors) -> torch.Tensor:
-    "(n_tasks, n, n) Gram matrix of the transformed support-then-query items (padding: zero rows)."
-    s, q = t.support, t.query        # may be the caller's tensors: transformed out of place
-    if self.beta != 1:
-        s, q = ((x + 1e-6).sqrt_() if self.beta == 0.5 else (x + 1e-6).pow_(self.beta) for x in (s, q))
-    Gsq = torch.bmm(s, q.transpose(1, 2))
-    G = torch.cat([torch.cat([torch.bmm(s, s.transpose(1, 2)), Gsq], 2),
-                   torch.cat([Gsq.transpose(1, 2), torch.bmm(q, q.transpose(1, 2))], 2)], 1)
-    m = torch.cat([t.support_mask, t.query_mask], 1)
-    if torch.where(m, G.diagonal(dim1=1, dim2=2), 0).isnan().any():
-        raise ValueError(f"PTMAP's power transform (beta={self.beta}) needs non-negative features (e.g. after a ReLU): "
-                         "pass beta=1 to skip it; if they are non-negative before a norm='cl2n', use norm='none' or 'l2'")
-    mf = m.to(G.dtype)
-    G.mul_(mf.unsqueeze(2)).mul_(mf.unsqueeze(1))   # padded items (1e-3 after the transform) back to zero
-    E = torch.stack([F.pad(t.support_mask, (0, q.shape[1])), F.pad(t.query_mask, (s.shape[1], 0))], -1).to(G.dtype)
-    return gram_normalise(gram_centre(gram_normalise(G), E))
+    def gram(self, t:TaskTensors) -> torch.Tensor:
+        "(n_tasks, n, n) Gram matrix of the transformed support-then-query items (padding: zero rows)."
+        s, q = t.support, t.query        # may be the caller's tensors: transformed out of place
+        if self.beta != 1:
+            s, q = ((x + 1e-6).sqrt_() if self.beta == 0.5 else (x + 1e-6).pow_(self.beta) for x in (s, q))
+        Gsq = torch.bmm(s, q.transpose(1, 2))
+        G = torch.cat([torch.cat([torch.bmm(s, s.transpose(1, 2)), Gsq], 2),
+                       torch.cat([Gsq.transpose(1, 2), torch.bmm(q, q.transpose(1, 2))], 2)], 1)
+        m = torch.cat([t.support_mask, t.query_mask], 1)
+        if torch.where(m, G.diagonal(dim1=1, dim2=2), 0).isnan().any():
+            raise ValueError(f"PTMAP's power transform (beta={self.beta}) needs non-negative features (e.g. after a ReLU): "
+                             "pass beta=1 to skip it; if they are non-negative before a norm='cl2n', use norm='none' or 'l2'")
+        mf = m.to(G.dtype)
+        G.mul_(mf.unsqueeze(2)).mul_(mf.unsqueeze(1))   # padded items (1e-3 after the transform) back to zero
+        E = torch.stack([F.pad(t.support_mask, (0, q.shape[1])), F.pad(t.query_mask, (s.shape[1], 0))], -1).to(G.dtype)
+        return gram_normalise(gram_centre(gram_normalise(G), E))
 
-# %% ../../nbs/solvers/33_transductive.ipynb #0ce25aa7
-@patch
-def solve(self:PTMAP, t, generator):
-    "Alternate balanced (Sinkhorn) soft assignments of the queries and updates of the class centres; query probabilities."
-    S, K = t.support.shape[1], t.n_way
-    G = self.gram(t)
-    shots = t.shots()
-    YsT = t.onehot.transpose(1, 2)
-    A = F.pad(YsT / shots.unsqueeze(-1), (0, t.query.shape[1]))    # (T, K, n): centre k = sum_j A_kj z_j
-    r = t.query_mask.to(G.dtype)
-    c = (r.sum(1, keepdim=True) / K).expand(-1, K)
-    b, qm = None, t.query_mask.unsqueeze(1)
-    self.sinkhorn_iters = []
-    for epoch in range(self.n_epochs + 1):
-        H = torch.bmm(A, G)                                   # (T, K, n): mu_k . z_j
-        mu2 = (A * H).sum(-1, keepdim=True)                   # (T, K, 1): |mu_k|^2
-        D = torch.add(mu2, H[:, :, S:], alpha=-2)             # (T, K, Q): |z_i - mu_k|^2 - 1
-        D -= D.amin(1, keepdim=True)                          # a per-query shift, absorbed by the scalings
-        P = D.mul_(-self.lam).exp_().mul_(qm)                 # kernel, classes by queries
-        a, b, it = sinkhorn(P, r, c, b, self.eps, self.max_iter)   # warm start from the last epoch's b
-        self.sinkhorn_iters.append(int(it.max()))
-        P.mul_(b.unsqueeze(-1)).mul_(a.unsqueeze(1))          # the plan, transposed
-        if epoch == self.n_epochs: break
-        est = torch.cat([YsT, P], 2).div_((shots + P.sum(2)).unsqueeze(-1))   # (T, K, n)
-        A.add_(est.sub_(A), alpha=self.alpha)
-    return (P / P.sum(1, keepdim=True).clamp_min(torch.finfo(P.dtype).tiny)).transpose(1, 2)
+    def solve(self, t, generator):
+        "Alternate balanced (Sinkhorn) soft assignments of the queries and updates of the class centres; query probabilities."
+        S, K = t.support.shape[1], t.n_way
+        G = self.gram(t)
+        shots = t.shots()
+        YsT = t.onehot.transpose(1, 2)
+        A = F.pad(YsT / shots.unsqueeze(-1), (0, t.query.shape[1]))    # (T, K, n): centre k = sum_j A_kj z_j
+        r = t.query_mask.to(G.dtype)
+        c = (r.sum(1, keepdim=True) / K).expand(-1, K)
+        b, qm = None, t.query_mask.unsqueeze(1)
+        self.sinkhorn_iters = []
+        for epoch in range(self.n_epochs + 1):
+            H = torch.bmm(A, G)                                   # (T, K, n): mu_k . z_j
+            mu2 = (A * H).sum(-1, keepdim=True)                   # (T, K, 1): |mu_k|^2
+            D = torch.add(mu2, H[:, :, S:], alpha=-2)             # (T, K, Q): |z_i - mu_k|^2 - 1
+            D -= D.amin(1, keepdim=True)                          # a per-query shift, absorbed by the scalings
+            P = D.mul_(-self.lam).exp_().mul_(qm)                 # kernel, classes by queries
+            a, b, it = sinkhorn(P, r, c, b, self.eps, self.max_iter)   # warm start from the last epoch's b
+            self.sinkhorn_iters.append(int(it.max()))
+            P.mul_(b.unsqueeze(-1)).mul_(a.unsqueeze(1))          # the plan, transposed
+            if epoch == self.n_epochs: break
+            est = torch.cat([YsT, P], 2).div_((shots + P.sum(2)).unsqueeze(-1))   # (T, K, n)
+            A.add_(est.sub_(A), alpha=self.alpha)
+        return (P / P.sum(1, keepdim=True).clamp_min(torch.finfo(P.dtype).tiny)).transpose(1, 2)
 
-# %% ../../nbs/solvers/33_transductive.ipynb #f688a4e8
-@patch
-def hparams(self:PTMAP):
-    "Power transform, Sinkhorn and centre-update settings."
-    return dict(norm=self.norm, beta=self.beta, lam=self.lam, alpha=self.alpha,
-                               n_epochs=self.n_epochs, eps=self.eps, max_iter=self.max_iter)
+    def hparams(self):
+        "Power transform, Sinkhorn and centre-update settings."
+        return dict(norm=self.norm, beta=self.beta, lam=self.lam, alpha=self.alpha,
+                                   n_epochs=self.n_epochs, eps=self.eps, max_iter=self.max_iter)
 
-# %% ../../nbs/solvers/33_transductive.ipynb #443c0a29
-@patch
-def check_features(self:PTMAP, feats):
-    "The power transform needs non-negative features, as the solver sees them (after its `norm`): None, or what to do."
-    if self.beta == 1 or not len(feats): return None
-    if self.norm == "cl2n" and self.base_mean is None: return None   # refused on its own: no base mean
-    bm = None if self.base_mean is None else self.base_mean.to(feats.dtype)
-    lo = float(normalize_features(feats, self.norm, bm).min())
-    if lo >= 0: return None
-    if float(feats.min()) >= 0:   # non-negative, made negative by the centring of CL2N
-        fix = "use norm='none' or 'l2', which keep them non-negative (method_kwargs={'pt-map': {'norm': 'l2'}})"
-    else: fix = ("pass beta=1 to skip the transform (method_kwargs={'pt-map': {'beta': 1}}), or use features taken after a "
-                 "ReLU; a normalisation does not help, since none makes a feature non-negative")
-    return (f"its power transform (beta={self.beta:g}) needs non-negative features, and these go down to {lo:.3g}"
-            + (f" after its norm={self.norm!r}" if self.norm != "none" else "") + f": {fix}")
+    def check_features(self, feats):
+        "The power transform needs non-negative features, as the solver sees them (after its `norm`): None, or what to do."
+        if self.beta == 1 or not len(feats): return None
+        if self.norm == "cl2n" and self.base_mean is None: return None   # refused on its own: no base mean
+        bm = None if self.base_mean is None else self.base_mean.to(feats.dtype)
+        lo = float(normalize_features(feats, self.norm, bm).min())
+        if lo >= 0: return None
+        if float(feats.min()) >= 0:   # non-negative, made negative by the centring of CL2N
+            fix = "use norm='none' or 'l2', which keep them non-negative (method_kwargs={'pt-map': {'norm': 'l2'}})"
+        else: fix = ("pass beta=1 to skip the transform (method_kwargs={'pt-map': {'beta': 1}}), or use features taken after a "
+                     "ReLU; a normalisation does not help, since none makes a feature non-negative")
+        return (f"its power transform (beta={self.beta:g}) needs non-negative features, and these go down to {lo:.3g}"
+                + (f" after its norm={self.norm!r}" if self.norm != "none" else "") + f": {fix}")
 
 # %% ../../nbs/solvers/33_transductive.ipynb #89f0c317
 def class_scores(

@@ -17,7 +17,7 @@ from ..data.datasets import IMAGENET_MEAN, IMAGENET_STD   # one definition: the 
 # %% auto #0
 __all__ = ['BACKBONES', 'WRN_VARIANTS', 'RELEASED_ARCHS', 'count_params', 'ConvBlock', 'Conv4', 'ResNet12Block', 'ResNet12',
            'BasicBlock', 'ResNet18', 'WideBasic', 'WRN28_10', 'make_backbone', 'list_backbones', 'imagenet_normalize',
-           'CheckpointMismatchError', 'released_key_map', 'from_released_state_dict', 'load_released_checkpoint']
+           'released_key_map', 'CheckpointMismatchError', 'from_released_state_dict', 'load_released_checkpoint']
 
 # %% ../../nbs/training/40_backbones.ipynb #c43ff61b
 def count_params(
@@ -265,10 +265,6 @@ def imagenet_normalize(
     return (x - mean) / std
 
 
-# %% ../../nbs/training/40_backbones.ipynb #e8469373
-class CheckpointMismatchError(ValueError):
-    "A checkpoint whose keys or shapes do not fit the architecture it is loaded into."
-
 # %% ../../nbs/training/40_backbones.ipynb #f2e473d4
 # the authors' `arch` -> our backbone, its kwargs, the name of their classifier layer, and the renaming of our
 # state_dict keys into theirs: (regex on the start of our key, their replacement), the first that matches applies
@@ -283,7 +279,6 @@ RELEASED_ARCHS = {
         (r'layers\.(\d+)\.', lambda m: f"layer{int(m[1]) // 4 + 1}.{int(m[1]) % 4}.")]),
 }
 
-# %% ../../nbs/training/40_backbones.ipynb #4ee2b8fa
 def _check_arch(arch:str) -> dict:
     "The entry of `RELEASED_ARCHS` for `arch`; ValueError naming the known ones."
     if arch not in RELEASED_ARCHS:
@@ -307,19 +302,20 @@ def released_key_map(
     out[f"{a['fc']}.weight"], out[f"{a['fc']}.bias"] = ("fc.weight", (-1, net.out_dim)), ("fc.bias", (-1,))
     return out
 
-# %% ../../nbs/training/40_backbones.ipynb #47b7fa27
+# %% ../../nbs/training/40_backbones.ipynb #e8469373
+class CheckpointMismatchError(ValueError):
+    "A checkpoint whose keys or shapes do not fit the architecture it is loaded into."
+
 def _strip_prefix(sd:dict) -> dict:
     "The state_dict without the `module.` that `torch.nn.DataParallel` puts in front of every key (if all have it)."
     keys = list(sd)
     return {k[len('module.'):]: v for k, v in sd.items()} if keys and all(k.startswith('module.') for k in keys) else dict(sd)
 
-# %% ../../nbs/training/40_backbones.ipynb #7bd4c236
 def _first(keys, n=5) -> str:
     "The first `n` of `keys`, quoted, and how many more there are."
     keys = list(keys)
     return ", ".join(map(repr, keys[:n])) + (f" (and {len(keys) - n} more)" if len(keys) > n else "")
 
-# %% ../../nbs/training/40_backbones.ipynb #c33c0f9e
 def _mismatch(sd:dict, arch:str) -> tuple[list, list]:
     "Keys of `arch` that `sd` lacks (running-batch counters are optional) and keys of `sd` that `arch` has not, in order."
     kmap = released_key_map(arch)

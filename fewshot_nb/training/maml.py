@@ -133,53 +133,45 @@ class MAML(Method):
         n = support.shape[0]
         with stats_from_first(self.backbone, n): return fwd(p, torch.cat([support, query]))[n:]
 
-# %% ../../nbs/training/42_maml.ipynb #1a2be7f8
-@patch
-def forward(self:MAML, x:torch.Tensor) -> torch.Tensor: # (n, C, H, W) -> (n, n_way) logits
-    "Logits of the current weights: the backbone, then the head."
-    return self.head(self.backbone(x))
+    def forward(self, x:torch.Tensor) -> torch.Tensor: # (n, C, H, W) -> (n, n_way) logits
+        "Logits of the current weights: the backbone, then the head."
+        return self.head(self.backbone(x))
 
-# %% ../../nbs/training/42_maml.ipynb #bb90d13c
-@patch
-def adapt_task(self:MAML,
-               support:torch.Tensor,   # (n_support, C, H, W) images of one task
-               labels:torch.Tensor,    # (n_support,) labels in 0..n_way-1
-               steps:int|None=None,    # inner steps (default `inner_steps`)
-               params:dict|None=None,  # parameters to start from (default: the module's own)
-              ) -> dict:               # name -> adapted tensor, for every parameter
-    "Parameters after the inner loop on one task's support set."
-    params = dict(self.named_parameters()) if params is None else params
-    steps = self.inner_steps if steps is None else int(steps)
-    if not self.anil: return self._descend(self._net_fwd, params, support, labels, steps)
-    body, head = self._parts(params)
-    head = self._descend(self._head_fwd, head, functional_call(self.backbone, body, (support,)), labels, steps)
-    return params | {"head." + k: v for k, v in head.items()}
+    def adapt_task(self,
+                   support:torch.Tensor,   # (n_support, C, H, W) images of one task
+                   labels:torch.Tensor,    # (n_support,) labels in 0..n_way-1
+                   steps:int|None=None,    # inner steps (default `inner_steps`)
+                   params:dict|None=None,  # parameters to start from (default: the module's own)
+                  ) -> dict:               # name -> adapted tensor, for every parameter
+        "Parameters after the inner loop on one task's support set."
+        params = dict(self.named_parameters()) if params is None else params
+        steps = self.inner_steps if steps is None else int(steps)
+        if not self.anil: return self._descend(self._net_fwd, params, support, labels, steps)
+        body, head = self._parts(params)
+        head = self._descend(self._head_fwd, head, functional_call(self.backbone, body, (support,)), labels, steps)
+        return params | {"head." + k: v for k, v in head.items()}
 
-# %% ../../nbs/training/42_maml.ipynb #602c4f07
-@patch
-def task_logits(self:MAML,
-                support:torch.Tensor,  # (n_support, C, H, W) images of one task
-                labels:torch.Tensor,   # (n_support,) labels
-                query:torch.Tensor,    # (n_query, C, H, W) images
-                steps:int|None=None,   # inner steps (default `inner_steps`)
-                params:dict|None=None, # parameters to start from (default: the module's own)
-               ) -> torch.Tensor:      # (n_query, n_way) logits after adaptation
-    "Adapt on one task's support set and classify its queries."
-    params = dict(self.named_parameters()) if params is None else params
-    steps = self.inner_steps if steps is None else int(steps)
-    if not self.anil: return self._query_fwd(self._net_fwd, self.adapt_task(support, labels, steps, params), support, query)
-    body, head = self._parts(params)
-    body_fwd = lambda p, x: functional_call(self.backbone, p, (x,))
-    fs, fq = body_fwd(body, support), self._query_fwd(body_fwd, body, support, query)
-    return self._head_fwd(self._descend(self._head_fwd, head, fs, labels, steps), fq)
+    def task_logits(self,
+                    support:torch.Tensor,  # (n_support, C, H, W) images of one task
+                    labels:torch.Tensor,   # (n_support,) labels
+                    query:torch.Tensor,    # (n_query, C, H, W) images
+                    steps:int|None=None,   # inner steps (default `inner_steps`)
+                    params:dict|None=None, # parameters to start from (default: the module's own)
+                   ) -> torch.Tensor:      # (n_query, n_way) logits after adaptation
+        "Adapt on one task's support set and classify its queries."
+        params = dict(self.named_parameters()) if params is None else params
+        steps = self.inner_steps if steps is None else int(steps)
+        if not self.anil: return self._query_fwd(self._net_fwd, self.adapt_task(support, labels, steps, params), support, query)
+        body, head = self._parts(params)
+        body_fwd = lambda p, x: functional_call(self.backbone, p, (x,))
+        fs, fq = body_fwd(body, support), self._query_fwd(body_fwd, body, support, query)
+        return self._head_fwd(self._descend(self._head_fwd, head, fs, labels, steps), fq)
 
-# %% ../../nbs/training/42_maml.ipynb #1b6c5d0b
-@patch
-def config(self:MAML) -> dict:
-    "The method's config, with the inner-loop settings."
-    return super(MAML, self).config() | dict(n_way=self.n_way, inner_steps=self.inner_steps, inner_lr=self.inner_lr,
-                                   first_order=self.first_order, anil=self.anil, eval_inner_steps=self.eval_inner_steps,
-                                   **({} if self.query_norm == "batch" else dict(query_norm=self.query_norm)))  # the default: configs as before
+    def config(self) -> dict:
+        "The method's config, with the inner-loop settings."
+        return super(MAML, self).config() | dict(n_way=self.n_way, inner_steps=self.inner_steps, inner_lr=self.inner_lr,
+                                       first_order=self.first_order, anil=self.anil, eval_inner_steps=self.eval_inner_steps,
+                                       **({} if self.query_norm == "batch" else dict(query_norm=self.query_norm)))  # the default: configs as before
 
 # %% ../../nbs/training/42_maml.ipynb #7a599d92
 @patch
@@ -191,7 +183,6 @@ def adapt(self:MAML,
     "Adapted parameters of every task, all tasks at once."
     return vmap(self.adapt_task, in_dims=(0, 0, None, None))(support, labels, steps, dict(self.named_parameters()))
 
-# %% ../../nbs/training/42_maml.ipynb #256ccb8e
 @patch
 def logits(self:MAML,
            support:torch.Tensor, # (n_tasks, n_support, C, H, W)
@@ -205,7 +196,6 @@ def logits(self:MAML,
                          "n_tasks, and labels must be (n_tasks, n_support)")
     return vmap(self.task_logits, in_dims=(0, 0, 0, None, None))(support, labels, query, steps, dict(self.named_parameters()))
 
-# %% ../../nbs/training/42_maml.ipynb #fe1499f3
 @patch
 def loss(self:MAML, batch:dict) -> tuple[torch.Tensor, dict]:
     "Mean query cross-entropy after adaptation, over the tasks of an episode batch."

@@ -10,7 +10,8 @@ import json, time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 import numpy as np, torch
-from ..core import seed_everything, get_device, RunRecord, config_hash, get_logger, check_int, keeps_global_rng
+from ..core import seed_everything, get_device, config_hash, get_logger, check_int, keeps_global_rng
+from ..run_folders import RunRecord
 _log = get_logger("fewshot_nb.training.pretrain")   # pre-training started (the cache is read by `features.read_feature_cache`)
 from ..data.omniglot import load_omniglot, cache_dir as project_cache_dir
 from ..data.samplers import EpisodeSampler, TaskManifest, data_fingerprint

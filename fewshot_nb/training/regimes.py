@@ -47,21 +47,17 @@ def register_regime(name:str, doc:str="", fixed_way:bool=False):
 @register_regime("pretrain", "cross-entropy over all training classes, linear head; tested by nearest class mean of the features")
 def _pretrain(net, data, cfg): return Supervised(net, data.n_classes, head="linear"), ClassStream(data, cfg["batch_size"])
 
-# %% ../../nbs/training/46_regimes.ipynb #d63d5efb
 @register_regime("baseline++", "cross-entropy with a cosine head (Chen et al. 2019); tested by nearest class mean")
 def _baseline_pp(net, data, cfg): return Supervised(net, data.n_classes, head="cosine"), ClassStream(data, cfg["batch_size"])
 
-# %% ../../nbs/training/46_regimes.ipynb #1d17b496
 @register_regime("protonet", "episodes of train_way-way train_shot-shot, loss on the distances to the prototypes (Snell et al. 2017)")
 def _protonet(net, data, cfg):
     return ProtoNetTraining(net), EpisodeStream(data, cfg["train_way"], cfg["train_shot"], cfg["train_query"])
 
-# %% ../../nbs/training/46_regimes.ipynb #61af4f44
 @register_regime("matchingnet", "episodes as protonet, attention over the support set (Vinyals et al. 2016)")
 def _matchingnet(net, data, cfg):
     return MatchingNet(net), EpisodeStream(data, cfg["train_way"], cfg["train_shot"], cfg["train_query"])
 
-# %% ../../nbs/training/46_regimes.ipynb #67a0f305
 def _maml_regime(first_order=False, anil=False):
     def build(net, data, cfg):
         from fewshot_nb.training.maml import MAML
@@ -70,7 +66,6 @@ def _maml_regime(first_order=False, anil=False):
         return m, EpisodeStream(data, cfg["n_way"], cfg["train_shot"], cfg["train_query"], n_tasks=cfg["meta_batch"])
     return build
 
-# %% ../../nbs/training/46_regimes.ipynb #8c40e4a0
 for _name, _doc, _kw in [("maml", "second-order MAML, n_way-way episodes, meta_batch tasks per step (Finn et al. 2017)", {}),
                           ("fomaml", "first-order MAML", dict(first_order=True)),
                           ("anil", "MAML adapting the head only (Raghu et al. 2020)", dict(anil=True))]:
@@ -104,7 +99,6 @@ def _unwrapped(source):
     while hasattr(source, "source") and not isinstance(source, (ClassStream, EpisodeStream)): source = source.source
     return source
 
-# %% ../../nbs/training/46_regimes.ipynb #13c24cb8
 def images_per_step(source) -> int:
     "Training images one step of `source` reads."
     source = _unwrapped(source)

@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/training/siamese.html.md"""
 
 # %% ../../nbs/training/45_siamese.ipynb #ed4e4f74
 from __future__ import annotations
-from fastcore.basics import patch
 import math
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
@@ -71,54 +70,47 @@ class PairStream:
     def __repr__(self):
         return f"PairStream({self.n_pairs} pairs per batch, {self.structure}, {self.data.n_classes} classes)"
 
-# %% ../../nbs/training/45_siamese.ipynb #a34da317
-@patch
-def indices(self:PairStream,
-            step:int,  # batch number
-            seed:int,  # seed of the run
-           ) -> tuple: # image indices of the first and second images (n_pairs,) each, and the targets (n_pairs,), 1 = same
-    "The pairs of batch `step`: the same pairs first, then the different ones."
-    rng, h = np.random.default_rng(derive_seed(seed, step)), self.n_pairs // 2
-    c = rng.integers(self.n_classes, size=h)                                  # same: a class and two of its images
-    a = (rng.random(h) * self.counts[c]).astype(np.int64)
-    b = (rng.random(h) * (self.counts[c] - 1)).astype(np.int64); b += b >= a   # the second is never the first
-    if self.structure == "unstructured":                                       # different: two distinct classes
-        c1 = rng.integers(self.n_classes, size=h)
-        c2 = (c1 + 1 + rng.integers(self.n_classes - 1, size=h)) % self.n_classes
-    else:                                                                      # ... of one group
-        c1 = self.eligible[rng.integers(len(self.eligible), size=h)]
-        g = self.class_group[c1]
-        j = (rng.random(h) * (self.group_size[g] - 1)).astype(np.int64); j += j >= self.pos_in_group[c1]
-        c2 = self.group_members[g, j]
-    i1 = np.concatenate([self.order[self.starts[c] + a], self._one_image(c1, rng)])
-    i2 = np.concatenate([self.order[self.starts[c] + b], self._one_image(c2, rng)])
-    return i1, i2, np.repeat([1.0, 0.0], h)
+    def indices(self,
+                step:int,  # batch number
+                seed:int,  # seed of the run
+               ) -> tuple: # image indices of the first and second images (n_pairs,) each, and the targets (n_pairs,), 1 = same
+        "The pairs of batch `step`: the same pairs first, then the different ones."
+        rng, h = np.random.default_rng(derive_seed(seed, step)), self.n_pairs // 2
+        c = rng.integers(self.n_classes, size=h)                                  # same: a class and two of its images
+        a = (rng.random(h) * self.counts[c]).astype(np.int64)
+        b = (rng.random(h) * (self.counts[c] - 1)).astype(np.int64); b += b >= a   # the second is never the first
+        if self.structure == "unstructured":                                       # different: two distinct classes
+            c1 = rng.integers(self.n_classes, size=h)
+            c2 = (c1 + 1 + rng.integers(self.n_classes - 1, size=h)) % self.n_classes
+        else:                                                                      # ... of one group
+            c1 = self.eligible[rng.integers(len(self.eligible), size=h)]
+            g = self.class_group[c1]
+            j = (rng.random(h) * (self.group_size[g] - 1)).astype(np.int64); j += j >= self.pos_in_group[c1]
+            c2 = self.group_members[g, j]
+        i1 = np.concatenate([self.order[self.starts[c] + a], self._one_image(c1, rng)])
+        i2 = np.concatenate([self.order[self.starts[c] + b], self._one_image(c2, rng)])
+        return i1, i2, np.repeat([1.0, 0.0], h)
 
-# %% ../../nbs/training/45_siamese.ipynb #b645433d
-@patch
-def batch(self:PairStream,
-          step:int,  # batch number
-          seed:int,  # seed of the run
-         ) -> dict:  # x1, x2: (n_pairs, C, H, W) float; y: (n_pairs,) float, 1 = same character
-    "Batch `step`: `n_pairs` pairs of images and whether each shows one character."
-    i1, i2, y = self.indices(step, seed)
-    dev = self.data.x.device
-    x1, x2 = self.data.floats(torch.from_numpy(i1).to(dev)), self.data.floats(torch.from_numpy(i2).to(dev))
-    if self.binarize is not None: x1, x2 = (x1 > self.binarize).float(), (x2 > self.binarize).float()
-    return dict(x1=x1, x2=x2, y=torch.from_numpy(y).float().to(dev))
+    def batch(self,
+              step:int,  # batch number
+              seed:int,  # seed of the run
+             ) -> dict:  # x1, x2: (n_pairs, C, H, W) float; y: (n_pairs,) float, 1 = same character
+        "Batch `step`: `n_pairs` pairs of images and whether each shows one character."
+        i1, i2, y = self.indices(step, seed)
+        dev = self.data.x.device
+        x1, x2 = self.data.floats(torch.from_numpy(i1).to(dev)), self.data.floats(torch.from_numpy(i2).to(dev))
+        if self.binarize is not None: x1, x2 = (x1 > self.binarize).float(), (x2 > self.binarize).float()
+        return dict(x1=x1, x2=x2, y=torch.from_numpy(y).float().to(dev))
 
-# %% ../../nbs/training/45_siamese.ipynb #2c69993b
-@patch(as_prop=True)
-def images_per_step(self:PairStream) -> int:
-    "Images seen per training step: two per pair."
-    return 2 * self.n_pairs
+    @property
+    def images_per_step(self) -> int:
+        "Images seen per training step: two per pair."
+        return 2 * self.n_pairs
 
-# %% ../../nbs/training/45_siamese.ipynb #739f5132
-@patch
-def config(self:PairStream) -> dict:
-    "How the pairs are drawn, and the data they come from."
-    return dict(kind=self.kind, n_pairs=self.n_pairs, structure=self.structure, binarize=self.binarize,
-                n_images=len(self.data), n_classes=self.data.n_classes, rotations=self.data.rotations)
+    def config(self) -> dict:
+        "How the pairs are drawn, and the data they come from."
+        return dict(kind=self.kind, n_pairs=self.n_pairs, structure=self.structure, binarize=self.binarize,
+                    n_images=len(self.data), n_classes=self.data.n_classes, rotations=self.data.rotations)
 
 # %% ../../nbs/training/45_siamese.ipynb #8ad7d3b2
 class Siamese(Method):
@@ -135,64 +127,52 @@ class Siamese(Method):
         self.shot_pool, self.max_elements = shot_pool, int(max_elements)
         self.head = nn.Linear(backbone.out_dim, 1)                     # alpha (its weights) and b (its bias)
 
-# %% ../../nbs/training/45_siamese.ipynb #a9e569a9
-@patch
-def pair_logits(self:Siamese,
-                f1:Tensor, # (..., d) features of the first images
-                f2:Tensor, # (..., d) features of the second images (broadcast against f1)
-               ) -> Tensor: # (...,) log-odds that the two show one character
-    "Log-odds of 'same character': the learned weighted L1 distance of two feature vectors, plus a bias."
-    return self.head((f1 - f2).abs()).squeeze(-1)
+    def pair_logits(self,
+                    f1:Tensor, # (..., d) features of the first images
+                    f2:Tensor, # (..., d) features of the second images (broadcast against f1)
+                   ) -> Tensor: # (...,) log-odds that the two show one character
+        "Log-odds of 'same character': the learned weighted L1 distance of two feature vectors, plus a bias."
+        return self.head((f1 - f2).abs()).squeeze(-1)
 
-# %% ../../nbs/training/45_siamese.ipynb #e4cfece3
-@patch
-def forward(self:Siamese,
-            x1:Tensor, # (n, C, H, W) first images
-            x2:Tensor, # (n, C, H, W) second images
-           ) -> Tensor: # (n,) log-odds that each pair shows one character
-    "Log-odds of 'same character' for pairs of images, both sides embedded in one pass."
-    f = self.embed(torch.cat([x1, x2]))
-    return self.pair_logits(f[:len(x1)], f[len(x1):])
+    def forward(self,
+                x1:Tensor, # (n, C, H, W) first images
+                x2:Tensor, # (n, C, H, W) second images
+               ) -> Tensor: # (n,) log-odds that each pair shows one character
+        "Log-odds of 'same character' for pairs of images, both sides embedded in one pass."
+        f = self.embed(torch.cat([x1, x2]))
+        return self.pair_logits(f[:len(x1)], f[len(x1):])
 
-# %% ../../nbs/training/45_siamese.ipynb #c52c66bc
-@patch
-def loss(self:Siamese, batch:dict) -> tuple[Tensor, dict]:
-    "Binary cross-entropy of the pairs' same-class logits, and pair accuracy."
-    logit = self(batch["x1"], batch["x2"]); y = batch["y"]
-    return F.binary_cross_entropy_with_logits(logit, y), dict(acc=((logit > 0).float() == y).float().mean().item())
+    def loss(self, batch:dict) -> tuple[Tensor, dict]:
+        "Binary cross-entropy of the pairs' same-class logits, and pair accuracy."
+        logit = self(batch["x1"], batch["x2"]); y = batch["y"]
+        return F.binary_cross_entropy_with_logits(logit, y), dict(acc=((logit > 0).float() == y).float().mean().item())
 
-# %% ../../nbs/training/45_siamese.ipynb #f5feaa32
-@patch
-def pair_logit_matrix(self:Siamese,
-                      query:Tensor,   # (n_tasks, n_query, d) query features
-                      support:Tensor, # (n_tasks, n_support, d) support features
-                     ) -> Tensor:     # (n_tasks, n_query, n_support) log-odds of every query-support pair of a task
-    "Log-odds of every query against every support image of its task, in memory-bounded chunks."
-    T, Q, d = query.shape; S = support.shape[1]
-    w, b = self.head.weight[0], self.head.bias[0]
-    q, task = query.reshape(T * Q, d), torch.arange(T, device=query.device).repeat_interleave(Q)
-    rows = max(1, self.max_elements // max(1, S * d))
-    out = [(q[i:i + rows, None, :] - support[task[i:i + rows]]).abs_() @ w + b for i in range(0, T * Q, rows)]
-    return (torch.cat(out) if out else query.new_zeros(0, S)).view(T, Q, S)
+    def pair_logit_matrix(self,
+                          query:Tensor,   # (n_tasks, n_query, d) query features
+                          support:Tensor, # (n_tasks, n_support, d) support features
+                         ) -> Tensor:     # (n_tasks, n_query, n_support) log-odds of every query-support pair of a task
+        "Log-odds of every query against every support image of its task, in memory-bounded chunks."
+        T, Q, d = query.shape; S = support.shape[1]
+        w, b = self.head.weight[0], self.head.bias[0]
+        q, task = query.reshape(T * Q, d), torch.arange(T, device=query.device).repeat_interleave(Q)
+        rows = max(1, self.max_elements // max(1, S * d))
+        out = [(q[i:i + rows, None, :] - support[task[i:i + rows]]).abs_() @ w + b for i in range(0, T * Q, rows)]
+        return (torch.cat(out) if out else query.new_zeros(0, S)).view(T, Q, S)
 
-# %% ../../nbs/training/45_siamese.ipynb #92177f1b
-@patch
-def classify(self:Siamese, support, labels, query, n_way, mask=None) -> Tensor:
-    "Scores `(n_tasks, n_query, n_way)`: each class's best (or mean) log-odds of 'same' over its support images."
-    lg = self.pair_logit_matrix(query, support)
-    real = labels >= 0 if mask is None else mask & (labels >= 0)
-    out = []
-    for k in range(n_way):
-        m = (real & (labels == k))[:, None, :]                        # (n_tasks, 1, n_support)
-        out.append(lg.masked_fill(~m, float("-inf")).amax(-1) if self.shot_pool == "max"
-                   else (lg * m).sum(-1) / m.sum(-1).clamp_min(1))
-    return torch.stack(out, -1)
+    def classify(self, support, labels, query, n_way, mask=None) -> Tensor:
+        "Scores `(n_tasks, n_query, n_way)`: each class's best (or mean) log-odds of 'same' over its support images."
+        lg = self.pair_logit_matrix(query, support)
+        real = labels >= 0 if mask is None else mask & (labels >= 0)
+        out = []
+        for k in range(n_way):
+            m = (real & (labels == k))[:, None, :]                        # (n_tasks, 1, n_support)
+            out.append(lg.masked_fill(~m, float("-inf")).amax(-1) if self.shot_pool == "max"
+                       else (lg * m).sum(-1) / m.sum(-1).clamp_min(1))
+        return torch.stack(out, -1)
 
-# %% ../../nbs/training/45_siamese.ipynb #bd3ce9ce
-@patch
-def config(self:Siamese) -> dict:
-    "The method's config, with how shots are pooled."
-    return super(Siamese, self).config() | dict(shot_pool=self.shot_pool)
+    def config(self) -> dict:
+        "The method's config, with how shots are pooled."
+        return super(Siamese, self).config() | dict(shot_pool=self.shot_pool)
 
 # %% ../../nbs/training/45_siamese.ipynb #405b717d
 class KochNet(nn.Module):
@@ -273,6 +253,23 @@ class CosineNN(Method):
 
     loss = ProtoNetTraining.loss   # the episodic cross-entropy of `classify`'s logits, as ProtoNet's training has it
 
+    def classify(self, support, labels, query, n_way, mask=None):
+        "Logits `(n_tasks, n_query, n_way)`: the scaled cosine of each query to the nearest support image of each class (1-NN)."
+        sim = F.normalize(query, dim=-1) @ F.normalize(support, dim=-1).transpose(1, 2)       # (T, Q, S)
+        of_class = F.one_hot(labels.clamp(0, n_way - 1), n_way).bool()                         # (T, S, K)
+        if mask is not None: of_class = of_class & mask.unsqueeze(-1)
+        best = sim.unsqueeze(-1).masked_fill(~of_class.unsqueeze(1), float("-inf")).amax(2)    # (T, Q, K)
+        return self.log_scale.exp() * best
+
+    @property
+    def scale(self) -> float:
+        "The current scale of the cosines."
+        return float(self.log_scale.detach().exp())
+
+    def config(self):
+        "The method's config, with the initial scale."
+        return super(CosineNN, self).config() | dict(scale=self.scale)
+
 # %% ../../nbs/training/45_siamese.ipynb #cfa23bc7
 def cosine_nn_regime(
     net:nn.Module,     # the backbone, built by `train_regime`
@@ -281,25 +278,3 @@ def cosine_nn_regime(
 ) -> tuple:            # (CosineNN, EpisodeStream): the method and its batch source
     "omniglot-eval's training regime: steps of 16 episodes of 5-way 1-shot with 1 query per class (160 images)."
     return CosineNN(net), EpisodeStream(data, 5, 1, 1, n_tasks=16)
-
-# %% ../../nbs/training/45_siamese.ipynb #f4da0fad
-@patch
-def classify(self:CosineNN, support, labels, query, n_way, mask=None):
-    "Logits `(n_tasks, n_query, n_way)`: the scaled cosine of each query to the nearest support image of each class (1-NN)."
-    sim = F.normalize(query, dim=-1) @ F.normalize(support, dim=-1).transpose(1, 2)       # (T, Q, S)
-    of_class = F.one_hot(labels.clamp(0, n_way - 1), n_way).bool()                         # (T, S, K)
-    if mask is not None: of_class = of_class & mask.unsqueeze(-1)
-    best = sim.unsqueeze(-1).masked_fill(~of_class.unsqueeze(1), float("-inf")).amax(2)    # (T, Q, K)
-    return self.log_scale.exp() * best
-
-# %% ../../nbs/training/45_siamese.ipynb #e4b4f1dd
-@patch(as_prop=True)
-def scale(self:CosineNN) -> float:
-    "The current scale of the cosines."
-    return float(self.log_scale.detach().exp())
-
-# %% ../../nbs/training/45_siamese.ipynb #14cb9412
-@patch
-def config(self:CosineNN):
-    "The method's config, with the initial scale."
-    return super(CosineNN, self).config() | dict(scale=self.scale)

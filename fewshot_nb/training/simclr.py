@@ -6,7 +6,6 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/training/simclr.html.md"""
 
 # %% ../../nbs/training/43_simclr.ipynb #e998d98e
 from __future__ import annotations
-from fastcore.basics import patch
 import functools
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
@@ -31,7 +30,6 @@ def _contrastive_logits(z1:Tensor, z2:Tensor, temperature:float) -> tuple[Tensor
     pos = torch.arange(2 * n, device=z.device).roll(n)            # view i's positive is i + N (mod 2N)
     return logits, pos
 
-# %% ../../nbs/training/43_simclr.ipynb #8c4c09b5
 def nt_xent(
     z1:Tensor,               # (N, d) projections of the first view of each image
     z2:Tensor,               # (N, d) projections of the second view, same order
@@ -41,7 +39,6 @@ def nt_xent(
     logits, pos = _contrastive_logits(z1, z2, temperature)
     return F.cross_entropy(logits, pos)
 
-# %% ../../nbs/training/43_simclr.ipynb #b22e62bb
 @torch.no_grad()
 def contrastive_accuracy(
     z1:Tensor,               # (N, d) first views
@@ -59,7 +56,6 @@ def _describe(fn) -> str:
         return f"{_describe(fn.func)}({kw})"
     return getattr(fn, "__qualname__", type(fn).__name__)
 
-# %% ../../nbs/training/43_simclr.ipynb #43dd8a79
 class ViewStream(ClassStream):
     "Two augmented views of each image of a batch, a fresh permutation each epoch, reproducible from `(seed, step)`."
     kind = "views"
@@ -119,32 +115,24 @@ class SimCLR(Method):
                 projection = nn.Sequential(nn.ReLU(), nn.Linear(d, self.proj_dim))
             self.projection = projection
 
-# %% ../../nbs/training/43_simclr.ipynb #1c75170a
-@patch
-def embed(self:SimCLR, x:Tensor) -> Tensor:
-    "Features `h` (n, d) before the projection head, of images `x` (n, C, H, W)."
-    return self.backbone.features(x) if self.use_features else self.backbone(x)
+    def embed(self, x:Tensor) -> Tensor:
+        "Features `h` (n, d) before the projection head, of images `x` (n, C, H, W)."
+        return self.backbone.features(x) if self.use_features else self.backbone(x)
 
-# %% ../../nbs/training/43_simclr.ipynb #7d71b324
-@patch
-def project(self:SimCLR, h:Tensor) -> Tensor:
-    "Projections `z` (n, proj_dim) of features `h`."
-    if not self.own_head: return self.projection(h)
-    return self.backbone.projection(F.relu(h) if getattr(self.backbone, "head_relu", False) else h)
+    def project(self, h:Tensor) -> Tensor:
+        "Projections `z` (n, proj_dim) of features `h`."
+        if not self.own_head: return self.projection(h)
+        return self.backbone.projection(F.relu(h) if getattr(self.backbone, "head_relu", False) else h)
 
-# %% ../../nbs/training/43_simclr.ipynb #29725575
-@patch
-def loss(self:SimCLR, batch:dict) -> tuple[Tensor, dict]:
-    "NT-Xent of the projections of `batch['x1']` and `batch['x2']`; `acc`: contrastive accuracy."
-    x1, x2 = batch["x1"], batch["x2"]
-    z = self.project(self.embed(torch.cat([x1, x2])))          # one pass: BatchNorm sees all 2N views
-    z1, z2 = z[:len(x1)], z[len(x1):]
-    return nt_xent(z1, z2, self.temperature), dict(acc=contrastive_accuracy(z1, z2))
+    def loss(self, batch:dict) -> tuple[Tensor, dict]:
+        "NT-Xent of the projections of `batch['x1']` and `batch['x2']`; `acc`: contrastive accuracy."
+        x1, x2 = batch["x1"], batch["x2"]
+        z = self.project(self.embed(torch.cat([x1, x2])))          # one pass: BatchNorm sees all 2N views
+        z1, z2 = z[:len(x1)], z[len(x1):]
+        return nt_xent(z1, z2, self.temperature), dict(acc=contrastive_accuracy(z1, z2))
 
-# %% ../../nbs/training/43_simclr.ipynb #ab6fb13c
-@patch
-def config(self:SimCLR) -> dict:
-    "The method's config, with the temperature, the projection head and the metric."
-    if self.own_head: head = "backbone.projection" + (" after ReLU" if getattr(self.backbone, "head_relu", False) else "")
-    else: head = " ".join(repr(self.projection).split())                  # the layers of the head, on one line
-    return super(SimCLR, self).config() | dict(temperature=self.temperature, projection=head, metric=self.metric)
+    def config(self) -> dict:
+        "The method's config, with the temperature, the projection head and the metric."
+        if self.own_head: head = "backbone.projection" + (" after ReLU" if getattr(self.backbone, "head_relu", False) else "")
+        else: head = " ".join(repr(self.projection).split())                  # the layers of the head, on one line
+        return super(SimCLR, self).config() | dict(temperature=self.temperature, projection=head, metric=self.metric)

@@ -9,7 +9,9 @@ from __future__ import annotations
 import contextlib, math, os, time, warnings
 from pathlib import Path
 import numpy as np, pandas as pd, torch, torch.nn as nn, torch.nn.functional as F
-from ..core import get_device, atomic_write, cache_lock, save_csv, as_rng, derive_seed, progress as _progress, progress_enabled, get_logger, seal, check_seal, keeps_global_rng, check_interrupt
+from ..core import get_device, atomic_write, save_csv, as_rng, derive_seed, progress as _progress, progress_enabled, get_logger, seal, check_seal, keeps_global_rng
+from ..run_folders import cache_lock
+from ..workers import check_interrupt
 from ..data.samplers import EpisodeSampler, EpisodeBatch, TaskManifest
 from ..metrics import accuracy, mean_ci
 from ..tasks import prototypes, proto_logits
