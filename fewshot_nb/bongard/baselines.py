@@ -12,7 +12,7 @@ import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
 from ..core import derive_seed, keeps_global_rng, Registry
 from ..data.streams import ImageSource, ClassStream, EpisodeStream
-from ..training.trainer import Method, Trainer, EpisodeClassifier, Optimizer, Validate, Checkpoint
+from ..training.trainer import Method, Trainer, EpisodeClassifier, Optimizer, Validate, Checkpoint, callback_key
 from ..training.backbones import BACKBONES
 from .logo import MOVING_TYPES
 from .problems import N_IMAGES, BongardImages
@@ -439,7 +439,7 @@ def train_bongard(
     cfg = dict(name=name, epochs=epochs, pretrain_epochs=pretrain_epochs, width=width, out_dim=out_dim, tasks=tasks_per_step, lr=lr,
                optimizer=optimizer, weight_decay=weight_decay, seed=seed, side=side, n_train=len(train), device=device, progress=progress)
     if pretrain_batch is not None: cfg["pretrain_batch"] = pretrain_batch   # only when set: the checkpoints of the default keep their names
-    if callbacks: cfg["callbacks"] = [[type(c).__qualname__, c.config()] for c in callbacks]   # likewise
+    if callbacks: cfg["callbacks"] = callback_key(callbacks)   # likewise
     ck = (lambda stage: None) if checkpoint_dir is None else \
          (lambda stage: Path(checkpoint_dir)/f"{stage}_{config_hash({k: v for k, v in cfg.items() if k not in ('device', 'progress')})[:10]}.ckpt")
     torch.manual_seed(seed)

@@ -20,7 +20,7 @@ from ..features import extract_features, read_feature_cache, feature_cache_entry
 from ..data.splits import split_classes, SPLITS
 from .backbones import make_backbone
 from ..data.streams import ImageSource, ClassStream
-from .trainer import Trainer, Supervised, Method, Validate, ChannelsLast
+from .trainer import Trainer, Supervised, Method, Validate, ChannelsLast, callback_key
 
 # %% auto #0
 __all__ = ['TRAINABLE', 'Pretrained', 'pretrained_features']
@@ -80,7 +80,7 @@ def pretrained_features(
     kw = (dict(in_channels=1, image_size=image_size) if backbone == "conv4" else dict(in_channels=1)) | dict(backbone_kwargs or {})
     config = dict(recipe=_RECIPE, cache_version=CACHE_VERSION, sets=sets, split=split, backbone=backbone, backbone_kwargs=kw, image_size=image_size,
                   rotations=bool(rotations), head="linear", optimizer="adam", steps=steps, batch_size=batch_size, lr=float(lr),
-                  n_val=n_val, val_seed=0, seed=seed) | ({"callbacks": [[type(c).__qualname__, c.config()] for c in callbacks]} if callbacks else {})
+                  n_val=n_val, val_seed=0, seed=seed) | ({"callbacks": callback_key(callbacks)} if callbacks else {})
     config = json.loads(json.dumps(config, default=str))        # plain JSON types, as the file stores them
     key = config_hash(config)
     folder = Path(cache_dir).expanduser() if cache_dir is not None else project_cache_dir()/"features"

@@ -23,8 +23,8 @@ _log = get_logger(__name__)   # checkpoints resumed
 
 # %% auto #0
 __all__ = ['Method', 'episode_feats', 'CosineHead', 'Supervised', 'EpisodeClassifier', 'ProtoNetTraining', 'MatchingNet',
-           'check_method', 'Optimizer', 'Callback', 'Trainer', 'CheckpointError', 'Checkpoint', 'Evaluate', 'Validate',
-           'LRSchedule', 'EarlyStopping', 'ProgressBar', 'ChannelsLast']
+           'check_method', 'Optimizer', 'Callback', 'callback_key', 'Trainer', 'CheckpointError', 'Checkpoint',
+           'Evaluate', 'Validate', 'LRSchedule', 'EarlyStopping', 'ProgressBar', 'ChannelsLast']
 
 # %% ../../nbs/training/41_trainer.ipynb #dae02060
 class Method(nn.Module):
@@ -295,6 +295,11 @@ class Callback:
     def hold(self, trainer, until:int):
         "A context `fit` holds while it trains up to step `until` (a `Checkpoint`'s lock); none by default."
         return contextlib.nullcontext()
+
+# %% ../../nbs/training/41_trainer.ipynb #63d1a47a
+def callback_key(callbacks) -> list:
+    "What callbacks of one's own add to a cache or checkpoint key: each one's class name and settings (`Callback.config`)."
+    return [[type(c).__qualname__, c.config()] for c in callbacks or ()]
 
 # %% ../../nbs/training/41_trainer.ipynb #7c8ce259
 _CONFIG_DEFAULTS = dict(schedule=None, lr_step=None, lr_gamma=0.5, val_every=100, val_tasks=None)
