@@ -30,8 +30,9 @@ from fewshot_nb.data.samplers import EpisodeSampler, TaskManifest, lake_runs
 from fewshot_nb.data.augment import Distorted
 from fewshot_nb.metrics import accuracy, mean_ci
 from fewshot_nb.training.backbones import make_backbone
-from fewshot_nb.data.streams import ImageSource, ClassStream, EpisodeStream
-from fewshot_nb.training.trainer import Trainer, Supervised, ProtoNetTraining, LRSchedule, Evaluate, ChannelsLast
+from fewshot_nb.data.streams import ImageSource
+from fewshot_nb.training.trainer import Trainer, LRSchedule, Evaluate, ChannelsLast
+from fewshot_nb.training.regimes import make_regime, list_regimes, images_per_step
 
 
 VAL_TASKS = 500   # 5-way 1-shot validation tasks of the held-out characters (seed 1)
@@ -86,7 +87,7 @@ def select_recipes(paths:list) -> pd.DataFrame:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--regime", default="protonet", choices=["protonet", "pretrain", "baseline++"])
+    ap.add_argument("--regime", default="protonet", choices=list_regimes(), help="a training regime of the registry (fewshot_nb.training.regimes)")
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--eval-every", type=int, default=250)
     ap.add_argument("--image-size", type=int, default=28)
@@ -134,13 +135,10 @@ def main():
 
     torch.manual_seed(a.seed)
     net = make_backbone("conv4", width=a.width, image_size=a.image_size)
-    if a.regime == "protonet":
-        method, src = ProtoNetTraining(net), EpisodeStream(train, a.train_way, a.train_shot, a.train_query)
-    else:
-        method = Supervised(net, train.n_classes, head="linear" if a.regime == "pretrain" else "cosine")
-        src = ClassStream(train, a.batch_size)
+    method, src = make_regime(a.regime, net, train, dict(batch_size=a.batch_size, train_way=a.train_way, train_shot=a.train_shot,
+                                                         train_query=a.train_query))   # the registry's model and batch source
     if a.augment: src = Distorted(src, degrees=a.degrees, translate=(a.shift, a.shift), scale=(0.9, 1.1), shear=0.0)
-    per_step = a.batch_size if a.regime != "protonet" else a.train_way * (a.train_shot + a.train_query)
+    per_step = images_per_step(src)
 
     def evaluate(t:Trainer) -> dict:
         "Errors (%) on Lake's runs (plain and CL2N features) and on the validation tasks: the trainer's evaluation hook."
