@@ -219,7 +219,13 @@ def recognizability(
     "Recognizability (one-shot accuracy of the critic with the prototypes as support) of generated `samples`."
     allx, offset, sizes = _sample_table(samples, "samples")
     emb = lambda x, show=False: critic_features(critic, x, batch_size, space="head", progress=show, desc="recognizability", **kw)
-    fs = emb(allx, None)   # the samples: a bar when progress is on
+    used = None   # only the samples the tasks query are embedded (a smoke run queries a quarter of them)
+    if len(sizes) == tasks.n_classes and (sizes == tasks.n_samples).all():   # else `recognizability_from_feats` says what is wrong
+        used = np.unique(offset[tasks.classes] + tasks.queries)
+    if used is None or len(used) == len(allx): fs = emb(allx, None)   # the samples: a bar when progress is on
+    else:
+        fu = emb(allx[torch.from_numpy(used)], None)
+        fs = fu.new_zeros((len(allx), fu.shape[1])); fs[torch.from_numpy(used)] = fu   # the rows no task reads stay zero
     return recognizability_from_feats(emb(prototypes), [fs[o:o + n] for o, n in zip(offset, sizes)], tasks)
 
 # %% ../../nbs/generation/51_metrics.ipynb #4b423fca
