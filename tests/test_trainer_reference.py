@@ -26,6 +26,7 @@ import pytest
 import torch
 
 import trainer_reference as R
+import fewshot_nb.training.trainer as T
 
 F64_RTOL, F64_NOISY_RTOL = 1e-7, 1e-4
 F32_RTOL, F32_LOSS_RTOL, F32_EVAL_QUERIES = 1e-3, 1e-4, 10
@@ -33,14 +34,22 @@ F32_RTOL, F32_LOSS_RTOL, F32_EVAL_QUERIES = 1e-3, 1e-4, 10
 NOISY = re.compile(r".*encoder\.\d+\.0\.bias|.*\.running_mean")
 
 
+def _read(path) -> dict:
+    """The reference runs, their configurations as the trainer reads a checkpoint of format 1 (both references were written
+    when the trainer's configuration also held the default settings of an absent schedule and validation)."""
+    runs = torch.load(path)
+    for run in runs.values(): run["config"] = T._from_format_1(dict(config=run["config"]))["config"]
+    return runs
+
+
 @pytest.fixture(scope="module")
 def reference():
-    return torch.load(R.REFERENCE)
+    return _read(R.REFERENCE)
 
 
 @pytest.fixture(scope="module")
 def reference_f64():
-    return torch.load(R.REFERENCE_F64)
+    return _read(R.REFERENCE_F64)
 
 
 def _rel(a, b) -> float:

@@ -279,10 +279,14 @@ class Callback:
     def config(self) -> dict:
         "Settings the trainer's configuration records (a checkpoint written with others is refused)."
         return {}
+    @property
+    def state_key(self) -> str:
+        "The key of this callback's state in a checkpoint: its class's qualified name (override it to keep two apart)."
+        return type(self).__qualname__
     def state(self) -> dict:
-        "Entries of the checkpoint this callback writes and reads back in `load_state`."
+        "What this callback keeps in a checkpoint, under its `state_key` (nothing is written when it is empty)."
         return {}
-    def load_state(self, ck:dict): "Take this callback's state back from checkpoint `ck`."
+    def load_state(self, state:dict): "Take back what `state` returned; not called when the checkpoint holds nothing under `state_key`."
     def before_fit(self, trainer): "At the start of `fit`, once the trainer stands at its first step."
     def after_batch(self, trainer, loss:float): "After the optimiser's step; `trainer.step` counts it."
     def due(self, trainer) -> bool:
@@ -300,9 +304,6 @@ class Callback:
 def callback_key(callbacks) -> list:
     "What callbacks of one's own add to a cache or checkpoint key: each one's class name and settings (`Callback.config`)."
     return [[type(c).__qualname__, c.config()] for c in callbacks or ()]
-
-# %% ../../nbs/training/41_trainer.ipynb #7c8ce259
-_CONFIG_DEFAULTS = dict(schedule=None, lr_step=None, lr_gamma=0.5, val_every=100, val_tasks=None)
 
 # %% ../../nbs/training/41_trainer.ipynb #1bfaaf38
 class Trainer:
@@ -335,9 +336,9 @@ class Trainer:
         self.fit_from = self.step   # where the last `fit` started training
 
     def _config(self) -> dict:
-        "Everything that decides the weights, as plain JSON types (as a checkpoint stores them)."
+        "Everything that decides the weights, as plain JSON types (as a checkpoint stores them): what every run has, and the callbacks' `config`."
         config = dict(method=self.method.config(), source=self.source.config(), n_steps=self.n_steps, lr=self.lr, seed=self.seed,
-                      **self.optimizer.config(), **_CONFIG_DEFAULTS)
+                      **self.optimizer.config())
         for cb in self.callbacks: config.update(cb.config())
         return json.loads(json.dumps(config, default=str))
 
@@ -438,15 +439,18 @@ def _write_row(self:Trainer, due:list):
     self._reset_window()
 
 # %% ../../nbs/training/41_trainer.ipynb #817371f2
-_FORMAT = "fewshot_nb.training.trainer/1"
+_FORMAT = "fewshot_nb.training.trainer/2"   # 1: the callbacks' states as flat keys of the checkpoint (read by `_from_format_1`)
 
 @patch
 def state(self:Trainer) -> dict:
-    "All that `load` needs to resume: configuration, step, history, model, optimiser and the callbacks' states."
-    ck = dict(format=_FORMAT, config=self.config, step=self.step, history=self.history, model=self.method.state_dict(),
-              optimizer=self.opt.state_dict(), scheduler=None, window=None, best=None, evals=self.evals, train_s=self.train_s)
-    for cb in self.callbacks: ck.update(cb.state())
-    return ck
+    "All that `load` needs to resume: configuration, step, history, model, optimiser, and each callback's state under its `state_key`."
+    states = {}
+    for cb in self.callbacks:
+        if not (s := cb.state()): continue
+        if cb.state_key in states: raise ValueError(f"two callbacks keep their state under {cb.state_key!r}: give one a state_key of its own")
+        states[cb.state_key] = s
+    return dict(format=_FORMAT, config=self.config, step=self.step, history=self.history, model=self.method.state_dict(),
+                optimizer=self.opt.state_dict(), evals=self.evals, train_s=self.train_s, callbacks=states)
 
 @patch
 def save(self:Trainer, path:str|Path) -> Path:
@@ -454,6 +458,21 @@ def save(self:Trainer, path:str|Path) -> Path:
     path = Path(path)
     with atomic_write(path) as tmp: torch.save(seal(self.state()), tmp)
     return path
+
+# %% ../../nbs/training/41_trainer.ipynb #b763a41d
+_FORMAT_1 = "fewshot_nb.training.trainer/1"
+_FORMAT_1_DEFAULTS = (dict(schedule=None, lr_step=None, lr_gamma=0.5), dict(val_every=100, val_tasks=None))   # a run without LRSchedule, without Validate
+
+def _from_format_1(ck:dict) -> dict:
+    "A checkpoint of format 1 in today's layout: the flat states under their callbacks' keys, the defaults of absent callbacks out of the configuration."
+    ck, config = dict(ck), dict(ck["config"])
+    for defaults in _FORMAT_1_DEFAULTS:
+        if all(k in config and config[k] == v for k, v in defaults.items()):
+            for k in defaults: del config[k]
+    scheduler, window, best, stopping = (ck.pop(k, None) for k in ("scheduler", "window", "best", "early_stopping"))
+    states = dict(LRSchedule=None if scheduler is None else dict(scheduler=scheduler, window=window), Validate=best, EarlyStopping=stopping)
+    ck.pop("sha256", None)   # (the seal was checked on the file's contents)
+    return ck | dict(format=_FORMAT, config=config, callbacks={k: s for k, s in states.items() if s is not None})
 
 # %% ../../nbs/training/41_trainer.ipynb #91db2bb0
 class CheckpointError(ValueError):
@@ -475,15 +494,15 @@ def _file_version(f) -> tuple|None:
     return (s.st_dev, s.st_ino, s.st_mtime_ns, s.st_size)
 
 def _read_checkpoint(path, device) -> tuple:
-    "The version and the contents of a trainer checkpoint; `CheckpointError` if it cannot be read, is not one, or is damaged."
+    "The version and the contents of a trainer checkpoint (of format 1: in today's layout); `CheckpointError` if it cannot be read, is not one, or is damaged."
     try:
         with open(path, "rb") as f: version, ck = _file_version(f), torch.load(f, map_location=device, weights_only=True)
     except Exception as e:
         raise CheckpointError(f"cannot read checkpoint {path} ({type(e).__name__}: {e}); delete it to start afresh") from e
-    if not isinstance(ck, dict) or ck.get("format") != _FORMAT: raise CheckpointError(f"{path} is not a fewshot_nb training checkpoint")
+    if not isinstance(ck, dict) or ck.get("format") not in (_FORMAT, _FORMAT_1): raise CheckpointError(f"{path} is not a fewshot_nb training checkpoint")
     try: check_seal(ck, path, "delete it to train again from the start")
     except ValueError as e: raise CheckpointError(str(e)) from None
-    return version, ck
+    return version, _from_format_1(ck) if ck["format"] == _FORMAT_1 else ck
 
 @patch
 def load(self:Trainer, path:str|Path) -> Trainer:
@@ -495,7 +514,8 @@ def load(self:Trainer, path:str|Path) -> Trainer:
     self.method.load_state_dict(ck["model"]); self.opt.load_state_dict(ck["optimizer"])
     self.step, self.history = int(ck["step"]), list(ck["history"])
     self.train_s, self.evals = float(ck.get("train_s", 0.0)), list(ck.get("evals", []))
-    for cb in self.callbacks: cb.load_state(ck)
+    for cb in self.callbacks:
+        if cb.state_key in ck["callbacks"]: cb.load_state(ck["callbacks"][cb.state_key])
     self._loaded = (Path(path), version)
     _log.info(f"resumed {type(self.method).__name__} from checkpoint {path} at step {self.step} of {self.n_steps}")
     return self
@@ -622,10 +642,10 @@ class Validate(Evaluate):
             self.best = (row["val_acc"], trainer.step, {k: v.detach().clone() for k, v in trainer.method.state_dict().items()})
 
     def state(self) -> dict:
-        return dict(best=None if self.best is None else dict(acc=self.best[0], step=self.best[1], model=self.best[2]))
+        "The best validation so far: its accuracy, its step and the weights (nothing before the first validation)."
+        return {} if self.best is None else dict(acc=self.best[0], step=self.best[1], model=self.best[2])
 
-    def load_state(self, ck:dict):
-        self.best = None if ck["best"] is None else (ck["best"]["acc"], ck["best"]["step"], ck["best"]["model"])
+    def load_state(self, state:dict): self.best = (state["acc"], state["step"], state["model"])
 
 # %% ../../nbs/training/41_trainer.ipynb #c0ae1709
 @patch(as_prop=True)
@@ -679,9 +699,9 @@ class LRSchedule(Callback):
 
     def state(self) -> dict: return dict(scheduler=self.sched.state_dict(), window=self.window)
 
-    def load_state(self, ck:dict):
-        self.sched.load_state_dict(ck["scheduler"])
-        if self.window is not None: self.window = list(ck["window"])
+    def load_state(self, state:dict):
+        self.sched.load_state_dict(state["scheduler"])
+        if self.window is not None: self.window = list(state["window"])
 
 # %% ../../nbs/training/41_trainer.ipynb #b2c45d73
 class EarlyStopping(Callback):
@@ -703,10 +723,9 @@ class EarlyStopping(Callback):
             trainer.stopped = f"early stopping at step {trainer.step}: no better validation accuracy in {self.bad} validations"
             _log.info(trainer.stopped)
 
-    def state(self): return dict(early_stopping=dict(best=self.best, bad=self.bad))
+    def state(self): return dict(best=self.best, bad=self.bad)
 
-    def load_state(self, ck:dict):
-        if (s := ck.get("early_stopping")) is not None: self.best, self.bad = s["best"], s["bad"]
+    def load_state(self, state:dict): self.best, self.bad = state["best"], state["bad"]
 
     def before_fit(self, trainer):
         if self.bad >= self.patience: trainer.stopped = trainer.stopped or f"early stopping (resumed at step {trainer.step})"
