@@ -128,6 +128,7 @@ SHAPES = {"arch", "model", "models", "model_kwargs", "image_size", "runs_image_s
           "setting", "structure", "features", "variant", "batch_size", "baselines", "split", "sets", "test_pool"}   # what a dry run keeps
 DRY_SHAPE_EXCEPTIONS = {   # shapes a dry run may change, and why
     "exp_bongard": {"image_size", "attribute_sizes"},   # 512 px costs ~3 TFLOP a step on a CPU; ResNet-15 pools globally (test_reproduce checks 512 px)
+    "exp_beta": {"batch_size"},   # a step of the paper's VAE-NS on 32 sets is ~12 s of CPU per beta; 2 sets go through every layer alike
 }
 
 
