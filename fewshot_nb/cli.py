@@ -161,13 +161,14 @@ def run_evaluate(a:argparse.Namespace) -> int:   # the exit status
     from fewshot_nb.run_folders import check_out_folder   # first: never '' (the current folder), nor the folder of an input
     check_out_folder(a.out, [a.features, a.labels, a.base, a.base_labels, a.val, a.val_labels,
                              *(t for t in (a.method_kwargs, a.tune) if t and t.strip().endswith(".json"))], names=("results.csv", "tasks.csv", "run.json", "complete.json"))
-    from fewshot_nb.bench.evaluate import load_feature_sets, evaluate_features, results_table, plot_results
+    from fewshot_nb.bench.evaluate import load_feature_sets, check_methods, evaluate_features, results_table, Protocol, RunOptions
     import matplotlib; matplotlib.use("Agg")   # no display needed: the figure goes to a file
     kwargs, tune = json_arg(a.method_kwargs, "--method-kwargs"), json_arg(a.tune, "--tune")
+    protocol = Protocol(shots=a.shots, n_way=a.ways, n_query=a.queries, dirichlet=a.dirichlet, n_tasks=a.tasks, n_val_tasks=a.val_tasks, seed=a.seed)
+    methods = {s.name: (kwargs or {}).get(s.name) for s in check_methods(a.methods, kwargs)}   # --methods with --method-kwargs, checked as given
     sets = load_feature_sets(a.features, base=a.base, val=a.val, labels=a.labels, base_labels=a.base_labels, val_labels=a.val_labels)
-    res = evaluate_features(sets, a.methods, shots=a.shots, n_way=a.ways, n_query=a.queries, dirichlet=a.dirichlet, n_tasks=a.tasks,
-                            seed=a.seed, method_kwargs=kwargs, out=a.out, device=a.device, tune=tune, n_val_tasks=a.val_tasks,
-                            force=a.force, wait=a.wait, figure=True, show_progress=sys.stderr.isatty() or None)
+    res = evaluate_features(sets, methods, protocol, tune=tune, out=a.out, options=RunOptions(device=a.device, force=a.force, wait=a.wait,
+                            figure=True, show_progress=sys.stderr.isatty() or None))
     print(results_table(res))
     print(f"\nwrote results.csv, results.png, tasks.csv, {'tuning.csv, ' if tune else ''}the task manifests (manifest_*.npz), run.json "
           f"and complete.json (each file's SHA-256) to {a.out}")

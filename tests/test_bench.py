@@ -56,7 +56,7 @@ def test_bench_scaling_writes_table_and_figure(tmp_path):
 
 def test_bench_on_features_from_a_file(tmp_path):
     "--features FILE --base-features FILE: the bench runs on the user's features (here 12 classes of 20 items, d = 32)."
-    from fewshot_nb.solvers.base import synthetic_features
+    from fewshot_nb.testing import synthetic_features
     import torch
     src, base_mean = synthetic_features(n_classes=12, n_per_class=20, dim=32, seed=3)
     src.save(tmp_path/"feats.pt"); torch.save(base_mean, tmp_path/"base_mean.pt")
@@ -71,7 +71,7 @@ def test_bench_on_features_from_a_file(tmp_path):
 
 def test_bench_demands_base_features_only_for_methods_that_need_them(tmp_path):
     "--features without --base-features: methods that use no base class run; CL2N and meta-trained ones are refused, by name."
-    from fewshot_nb.solvers.base import synthetic_features
+    from fewshot_nb.testing import synthetic_features
     import torch
     src, base_mean = synthetic_features(n_classes=12, n_per_class=20, dim=32, seed=3)
     src.save(tmp_path/"feats.pt"); torch.save(base_mean, tmp_path/"base_mean.pt")

@@ -134,9 +134,9 @@ def test_pip_user_runs_an_experiment(dists, tmp_path):
     results = work/"mine"/"results.csv"
     assert {"results.csv", "tasks.csv", "run.json", "manifest_5way_1shot.npz"} <= {p.name for p in (work/"mine").iterdir()}
     import pandas as pd
-    from fewshot_nb.bench.evaluate import evaluate_features        # the same evaluation from this checkout's Python API
-    py = evaluate_features(work/"feats.npz", "protonet,simpleshot", shots=(1, 5), n_way=5, n_query=10, n_tasks=50, seed=3,
-                           base=work/"base.npz", device="cpu")
+    from fewshot_nb.bench.evaluate import evaluate_features, Protocol, RunOptions   # the same evaluation from this checkout's Python API
+    py = evaluate_features(work/"feats.npz", "protonet,simpleshot", Protocol(shots=(1, 5), n_way=5, n_query=10, n_tasks=50, seed=3),
+                           base=work/"base.npz", options=RunOptions(device="cpu"))
     pd.testing.assert_frame_equal(pd.read_csv(results)[["method", "n_shot", "acc_pct", "ci95_pct", "n_tasks"]],
                                   py[["method", "n_shot", "acc_pct", "ci95_pct", "n_tasks"]], check_exact=False, rtol=1e-9)
     assert f"{py.acc_pct[0]:.2f} ± {py.ci95_pct[0]:.2f}" in out and py.acc_pct.min() > 40   # printed, and far above chance (20%)

@@ -102,7 +102,7 @@ def test_exp_realistic_table1_methods_on_images_and_meta_trained(tmp_path):
 def test_exp_realistic_on_user_features(tmp_path):
     "Features a user saved as a FeatureSource (plus a base mean) run the same experiment; without a base mean, CL2N methods are refused."
     import torch
-    from fewshot_nb.solvers.base import synthetic_features
+    from fewshot_nb.testing import synthetic_features
     src, base_mean = synthetic_features(n_classes=12, n_per_class=60, dim=32, seed=5)
     src.save(tmp_path/"feats.pt"); torch.save(base_mean, tmp_path/"base_mean.pt")
     params = dict(preset="smoke", features=str(tmp_path/"feats.pt"), base_features=str(tmp_path/"base_mean.pt"),

@@ -77,7 +77,8 @@ def test_an_interrupt_dropped_in_a_finaliser_still_stops_the_run():
     import torch
     from fewshot_nb import workers
     from fewshot_nb.workers import terminate_as_interrupt, check_interrupt
-    from fewshot_nb.solvers.base import ProtoNet, solve_batch, synthetic_features
+    from fewshot_nb.solvers.base import ProtoNet, solve_batch
+    from fewshot_nb.testing import synthetic_features
     from fewshot_nb.data.samplers import EpisodeSampler
     class Swallows:
         def __del__(self):

@@ -50,7 +50,8 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path: sys.path.insert(0, str(ROOT))
 
-from fewshot_nb.solvers import SOLVERS, make_solver, synthetic_features   # importing fewshot_nb.solvers registers every solver
+from fewshot_nb.solvers import SOLVERS, make_solver   # importing fewshot_nb.solvers registers every solver
+from fewshot_nb.testing import synthetic_features
 from fewshot_nb.solvers.amortised import MetaSolver
 from fewshot_nb.data.samplers import EpisodeSampler
 from fewshot_nb.metrics import accuracy, mean_ci, paired_comparison

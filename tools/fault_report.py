@@ -1075,20 +1075,20 @@ def _(c):
 
 @case("outputs", "`evaluate_features(..., out='')` from Python")
 def _(c):
-    from fewshot_nb.bench import evaluate_features
+    from fewshot_nb.bench import evaluate_features, Protocol, RunOptions
     (c.dir/"data").mkdir(); feats = features_file(c.dir/"data"/"feats.npz")
     c.baseline()
-    c.refused(evaluate_features, feats, "protonet", shots=(1,), n_query=2, n_tasks=5, device="cpu", out="",
+    c.refused(evaluate_features, feats, "protonet", Protocol(shots=1, n_query=2, n_tasks=5), options=RunOptions(device="cpu"), out="",
               contains="out is empty: give the folder to write the run to, e.g. out='runs/mine'")
     wrote_nothing(c)
     c.happened = "ValueError before any work; nothing written in the current folder"
 
 @case("outputs", "`evaluate_features(feats, out=<its folder>)` from Python")
 def _(c):
-    from fewshot_nb.bench import evaluate_features
+    from fewshot_nb.bench import evaluate_features, Protocol, RunOptions
     feats = features_file(c.dir/"feats.npz")
     c.baseline()
-    c.refused(evaluate_features, feats, "protonet", shots=(1,), n_query=2, n_tasks=5, device="cpu", out=c.dir,
+    c.refused(evaluate_features, feats, "protonet", Protocol(shots=1, n_query=2, n_tasks=5), options=RunOptions(device="cpu"), out=c.dir,
               contains="is the folder of the input feats.npz")
     wrote_nothing(c)
     c.happened = "ValueError before any work; nothing written beside the features"
@@ -1236,11 +1236,11 @@ def _(c): evaluate_refused(c, scaled_features(c, "feats.npz", 1e-25), "their squ
 @case("features", "in memory: a FeatureSource scaled by 1e37 given to evaluate_features")
 def _(c):
     import torch
-    from fewshot_nb.bench.evaluate import evaluate_features
+    from fewshot_nb.bench.evaluate import evaluate_features, Protocol
     from fewshot_nb.data.sources import FeatureSource
     src = FeatureSource(torch.rand(40, 4) * 1e37, [i // 5 for i in range(40)])
     c.baseline()
-    c.refused(evaluate_features, src, "protonet", shots=1, n_tasks=5, n_query=2, out=c.dir/"mine", contains="the test features: features reach")
+    c.refused(evaluate_features, src, "protonet", Protocol(shots=1, n_tasks=5, n_query=2), out=c.dir/"mine", contains="the test features: features reach")
     c.expect(not (c.dir/"mine").exists(), "the refused evaluation made its out folder")
     c.happened = "refused before any work, naming the cause and the constant to divide by; out not made"
 

@@ -10,10 +10,10 @@ from .claims import load_claims, Measured, judge
 from .discussion import RunFiles, discuss
 from .classification import ClassificationBench, TaskSetting
 from .generation import GenerationBench, train_generative_model, run_generative_model, score_generator, plot_plane
-from .evaluate import evaluate_features, results_table, plot_results
+from .evaluate import evaluate_features, Protocol, RunOptions, results_table, plot_results
 from .report import write_report
 from .reproduce import reproduce_papers
 
 __all__ = ['RunFiles', 'stored_run', 'Finding', 'findings_table', 'verdict_of', 'load_claims', 'Measured', 'judge', 'discuss', 'ClassificationBench',
            'TaskSetting', 'GenerationBench', 'train_generative_model', 'run_generative_model', 'score_generator', 'plot_plane',
-           'evaluate_features', 'results_table', 'plot_results', 'write_report', 'reproduce_papers']
+           'evaluate_features', 'Protocol', 'RunOptions', 'results_table', 'plot_results', 'write_report', 'reproduce_papers']

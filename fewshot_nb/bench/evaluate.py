@@ -6,7 +6,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bench/evaluate.html.md"""
 
 # %% ../../nbs/bench/63_evaluate.ipynb #c3c0568e
 from __future__ import annotations
-import contextlib, inspect, itertools, json, math, time
+import contextlib, dataclasses, functools, inspect, itertools, json, math, time
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np, pandas as pd, torch
@@ -21,8 +21,8 @@ from ..solvers.amortised import MetaSolver
 from .classification import TaskSetting, setting_seed
 
 # %% auto #0
-__all__ = ['ROLES', 'LEGACY', 'FeatureSets', 'load_feature_sets', 'check_task_sizes', 'MethodSpec', 'check_methods',
-           'evaluate_features', 'results_table', 'plot_results']
+__all__ = ['ROLES', 'LEGACY', 'FeatureSets', 'load_feature_sets', 'check_task_sizes', 'MethodSpec', 'check_methods', 'Protocol',
+           'RunOptions', 'evaluate_features', 'results_table', 'plot_results']
 
 # %% ../../nbs/bench/63_evaluate.ipynb #96d9fa93
 ROLES = {"test": "test features", "base": "base features", "val": "validation features"}
@@ -238,7 +238,42 @@ def _shots(shots) -> list[int]:
     if not s or len(set(s)) != len(s) or any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1 for x in s): raise bad
     return [int(x) for x in s]
 
-# %% ../../nbs/bench/63_evaluate.ipynb #b10fe6e9
+# %% ../../nbs/bench/63_evaluate.ipynb #71b0ff7a
+@dataclass(frozen=True)
+class Protocol:
+    "The tasks of an evaluation: N-way K-shot settings, query sets, how many tasks and their seed; checked when made."
+    shots: tuple = (1, 5)            # support items per class: one evaluation per shot (an int, a sequence, or text such as '1,5')
+    n_way: int = 5                   # classes per task
+    n_query: int = 15                # queries per class (on average, with Dirichlet query sets): n_way * n_query per task
+    dirichlet: float|None = None     # None: balanced query sets; a: class proportions drawn from Dir(a), Veilleux et al.'s realistic tasks
+    n_tasks: int = 1000              # test tasks per shot
+    n_val_tasks: int|None = None     # validation tasks per shot (None: n_tasks)
+    seed: int = 0                    # seed of the tasks, and of the methods that draw random numbers
+
+    def __post_init__(self):
+        set_ = lambda k, v: object.__setattr__(self, k, v)   # frozen: the checked values replace the given ones once, here
+        set_("shots", tuple(_shots(self.shots)))
+        for name, lo in (("n_way", 2), ("n_query", 1), ("n_tasks", 2), ("seed", 0)): set_(name, _int(name, getattr(self, name), lo))
+        if self.n_val_tasks is not None: set_("n_val_tasks", _int("n_val_tasks", self.n_val_tasks, 2))
+        a = self.dirichlet
+        if a is not None and (isinstance(a, bool) or not isinstance(a, (int, float)) or not a > 0 or not math.isfinite(a)):
+            raise ValueError(f"dirichlet must be a concentration a > 0 and finite (or None for balanced query sets), got {a!r}")
+
+# %% ../../nbs/bench/63_evaluate.ipynb #6b5b9a32
+@dataclass(frozen=True)
+class RunOptions:
+    "How an evaluation runs and what it hands back; none of these changes a number of the results."
+    device: str = "auto"             # 'auto', 'cpu', 'cuda' or 'cuda:N'
+    chunk: int = 1000                # tasks solved per call
+    force: bool = False              # replace an earlier finished run in `out` (its files go; nothing of it stays beside the new ones)
+    wait: bool = False               # wait while another process writes `out`, instead of refusing at once
+    figure: bool = False             # also write results.png (`plot_results`) with the run's files
+    show_progress: bool|None = None  # a progress bar on stderr (default: `core.set_progress` / FEWSHOT_PROGRESS)
+    return_tasks: bool = False       # also return the per-task table (method, n_shot, task, acc_frac), as `tasks.csv` holds it
+
+    def __post_init__(self): object.__setattr__(self, "chunk", _int("chunk", self.chunk, 1))
+
+# %% ../../nbs/bench/63_evaluate.ipynb #d024af8d
 def _scored(spec:MethodSpec, solver, x, manifest, chunk:int, seed:int, tasks:str) -> np.ndarray:
     "Per-task accuracy of one method on one manifest; scores that are NaN, inf or all ties refused, naming the method and the tasks."
     try: acc = evaluate_solver(solver, x, manifest, chunk=chunk, seed=seed)   # `check_scores` refuses them, naming the solver
@@ -247,37 +282,55 @@ def _scored(spec:MethodSpec, solver, x, manifest, chunk:int, seed:int, tasks:str
         raise ValueError(f"{spec.name} gave per-task accuracies outside [0, 1] on its {tasks} tasks; the run stops here, before its files are written")
     return acc
 
+# %% ../../nbs/bench/63_evaluate.ipynb #8b806dab
+_MOVED = {**dict.fromkeys(("shots", "n_way", "n_query", "dirichlet", "n_tasks", "n_val_tasks", "seed"), "protocol"),
+         **dict.fromkeys(("device", "chunk", "force", "wait", "figure", "show_progress", "return_tasks"), "options"),
+         "method_kwargs": "methods"}   # the keywords evaluate_features took before its Protocol and RunOptions
+
+def _refuse_moved(f):
+    "Wrap `f` to refuse the keywords of `_MOVED` with a TypeError that spells the call to write instead."
+    @functools.wraps(f)
+    def _f(*args, **kw):
+        if not (old := [k for k in kw if k in _MOVED]): return f(*args, **kw)
+        show = lambda d: ", ".join(f"{k}={v!r}" for k, v in d.items())
+        new = [f"{cls}({show({k: kw[k] for k in old if _MOVED[k] == where})})"
+               for where, cls in (("protocol", "protocol=Protocol"), ("options", "options=RunOptions")) if any(_MOVED[k] == where for k in old)]
+        if "method_kwargs" in kw:
+            names = kw.get("methods", args[1] if len(args) > 1 else None)
+            names = [m.strip() for m in names.split(",")] if isinstance(names, str) else list(names or [])
+            new.append(f"methods={ {str(m): (kw['method_kwargs'] or {}).get(m, {}) for m in names} or {'tim': {'steps': 50}} !r}")
+        raise TypeError(f"{f.__name__}(..., {show({k: kw[k] for k in old})}) -> {f.__name__}(..., {', '.join(new)}): the task settings "
+                        "are a Protocol, how it runs a RunOptions (both in fewshot_nb.bench), and methods maps each method to its arguments")
+    return _f
+
+# %% ../../nbs/bench/63_evaluate.ipynb #9a21bfac
+@_refuse_moved
 def evaluate_features(
     features,                 # test features: a features file (.npy, .npz, .pt, .parquet, .csv), a FeatureSource, or a FeatureSets
-    methods,                  # solver names: a list, or a comma-separated string ('simpleshot,tim')
-    shots=(1, 5),             # support items per class: one evaluation per shot
-    n_way:int=5,              # classes per task
-    n_query:int=15,           # queries per class (on average, with Dirichlet query sets): n_way * n_query per task
-    dirichlet:float|None=None,# None: balanced query sets; a: class proportions drawn from Dir(a), Veilleux et al.'s realistic tasks
-    n_tasks:int=1000,         # test tasks per shot
-    seed:int=0,               # seed of the tasks, and of the methods that draw random numbers
+    methods,                  # solver names (a list, or 'simpleshot,tim'), or {name: constructor arguments}; {'meta_fit': {...}} for Versa and SIB
+    protocol:Protocol|None=None, # the tasks: shots, ways, queries, Dirichlet query sets, how many, their seed (default: `Protocol()`)
+    *,
     base=None,                # base-class features (file, FeatureSource, or a (d,) mean): CL2N's centre, meta-training
     val=None,                 # validation-class features (file or FeatureSource): validation accuracy, and tuning with `tune`
-    method_kwargs:dict|None=None, # {method: {argument: value}}: constructor arguments; {'meta_fit': {...}} for Versa and SIB
-    out=None,                 # folder of results.csv, tasks.csv, the manifests and run.json (None: nothing written)
-    device="auto",            # 'auto', 'cpu', 'cuda' or 'cuda:N'
     tune:dict|None=None,      # {method: {argument: [values]}}: grids tuned on the validation tasks, per shot
-    n_val_tasks:int|None=None,# validation tasks per shot (default: n_tasks)
-    force:bool=False,         # replace an earlier finished run in `out` (its files go; nothing of it stays beside the new ones)
-    wait:bool=False,          # wait while another process writes `out`, instead of refusing at once
-    figure:bool=False,        # also write results.png (`plot_results`) with the run's files
-    chunk:int=1000,           # tasks solved per call
-    show_progress:bool|None=None, # a progress bar on stderr (default: `core.set_progress` / FEWSHOT_PROGRESS)
-    return_tasks:bool=False,  # also return the per-task table (method, n_shot, task, acc_frac), as `tasks.csv` holds it
+    out=None,                 # folder of results.csv, tasks.csv, the manifests and run.json (None: nothing written)
+    options:RunOptions|None=None, # device, chunk, force, wait, figure, progress bar, per-task table (default: `RunOptions()`)
 ) -> pd.DataFrame:            # one row per shot and method: accuracy in percent with its 95% half-width (and the per-task table)
     "Accuracy of `methods` on the same N-way K-shot tasks of your features, with 95% intervals; every input checked first."
     # 1. everything is checked before any work
-    shots, n_way, n_query = _shots(shots), _int("n_way", n_way, 2), _int("n_query", n_query, 1)
-    n_tasks, seed, chunk = _int("n_tasks", n_tasks, 2), _int("seed", seed, 0), _int("chunk", chunk, 1)
-    n_val_tasks = n_tasks if n_val_tasks is None else _int("n_val_tasks", n_val_tasks, 2)
-    if dirichlet is not None and (isinstance(dirichlet, bool) or not isinstance(dirichlet, (int, float)) or not dirichlet > 0 or not math.isfinite(dirichlet)):
-        raise ValueError(f"dirichlet must be a concentration a > 0 and finite (or None for balanced query sets), got {dirichlet!r}")
-    dev = get_device(device)
+    for what, x, cls in (("protocol", protocol, Protocol), ("options", options, RunOptions)):
+        if x is not None and not isinstance(x, cls):
+            raise TypeError(f"{what} must be a {cls.__name__} (e.g. {what}={cls.__name__}({'n_tasks=100' if cls is Protocol else 'device=' + repr('cpu')})), "
+                            f"got {type(x).__name__} {x!r}")
+    p, o = dataclasses.replace(protocol or Protocol()), dataclasses.replace(options or RunOptions())   # checked again, as they are now
+    shots, n_way, n_query, dirichlet, n_tasks, seed = list(p.shots), p.n_way, p.n_query, p.dirichlet, p.n_tasks, p.seed
+    n_val_tasks = n_tasks if p.n_val_tasks is None else p.n_val_tasks
+    if isinstance(methods, dict):
+        if bad := {m: k for m, k in methods.items() if k is not None and not isinstance(k, dict)}:
+            raise ValueError(f"methods must map each method to a dict of its arguments (or None), e.g. {{'tim': {{'steps': 50}}}}, got {bad!r}")
+        methods, method_kwargs = list(methods), {m: dict(k) for m, k in methods.items() if k}
+    else: method_kwargs = None
+    dev = get_device(o.device)
     per_task = n_way * (max(shots) + (3 * n_query if dirichlet is not None else n_query)) * 24   # item indices, labels, masks
     check_memory(per_task * n_tasks * len(shots) * (2 if val is not None else 1),
                  f"{n_tasks} tasks per shot ({n_way}-way, up to {max(shots)} + {n_query} items per class)", "lower n_tasks (--tasks)")
@@ -285,7 +338,7 @@ def evaluate_features(
         inputs = [f for f in (features, base, val) if isinstance(f, (str, Path))] + (list(features.files.values()) if isinstance(features, FeatureSets) else [])
         out = check_out_folder(out, inputs, what="out", names=("results.csv", "tasks.csv", "run.json", "complete.json"))
         if out.exists() and not out.is_dir(): raise NotADirectoryError(f"out={out} is a file, not a folder")
-        if why := finished_run_problem(out, force, LEGACY): raise FileExistsError(why)   # before any work; checked again under the lock
+        if why := finished_run_problem(out, o.force, LEGACY): raise FileExistsError(why)   # before any work; checked again under the lock
     if isinstance(features, FeatureSets):
         if base is not None or val is not None: raise ValueError("give base and val inside the FeatureSets, not beside it")
         sets = features
@@ -297,7 +350,7 @@ def evaluate_features(
                   n_query=n_query, dirichlet=dirichlet, n_tasks=n_tasks, n_val_tasks=n_val_tasks if sets.val is not None else None,
                   seed=seed, method_kwargs=method_kwargs or {}, tune=tune or {}, device=str(dev))
     # 2-4 under the lock of `out`, in its staging folder: a failed or interrupted run leaves `out` as it was
-    with (staged_run(out, force=force, wait=wait, legacy=LEGACY) if out is not None else contextlib.nullcontext()) as stage:
+    with (staged_run(out, force=o.force, wait=o.wait, legacy=LEGACY) if out is not None else contextlib.nullcontext()) as stage:
         # 2. the tasks: one manifest per shot (and per shot on the validation classes), shared by every method
         dq = {} if dirichlet is None else dict(query_dist="dirichlet", dirichlet_a=float(dirichlet))
         settings = {k: TaskSetting(f"{n_way}way_{k}shot" + ("" if dirichlet is None else f"_dir{dirichlet:g}"), n_way, k, n_query, **dq)
@@ -324,20 +377,20 @@ def evaluate_features(
                 fitted[spec.name, i] = make_solver(spec.name, **cand, **bm).meta_fit(sets.base, **({"seed": seed} | spec.meta_fit), device=dev)[0]
                 seconds[f"meta_fit {spec.name} {i}"] = round(time.perf_counter() - t0, 3)
             return fitted[spec.name, i]
-        bar = progress(len(shots) * len(specs), desc="evaluate", unit="method", show=show_progress)
+        bar = progress(len(shots) * len(specs), desc="evaluate", unit="method", show=o.show_progress)
         for k in shots:
             for spec in specs:
                 t0, cands, vals = time.perf_counter(), spec.candidates(), []
                 if sets.val is not None:
                     for i, cand in enumerate(cands):
-                        va = _scored(spec, solver(spec, i, cand), val_x, val_manifests[k], chunk, seed, f"{k}-shot validation")
+                        va = _scored(spec, solver(spec, i, cand), val_x, val_manifests[k], o.chunk, seed, f"{k}-shot validation")
                         vals.append(mean_ci(va))
                         if spec.grid: tuning.append(dict(method=spec.name, n_shot=k, kwargs=json.dumps(cand, sort_keys=True),
                                                          acc_pct=100 * vals[-1].mean, ci95_pct=100 * vals[-1].half_width, n_tasks=n_val_tasks))
                 best = int(np.argmax([v.mean for v in vals])) if vals else 0   # the first of the best, in grid order
                 for r in tuning:
                     if r["method"] == spec.name and r["n_shot"] == k: r["chosen"] = r["kwargs"] == json.dumps(cands[best], sort_keys=True)
-                acc = _scored(spec, solver(spec, best, cands[best]), test_x, manifests[k], chunk, seed, f"{k}-shot test")
+                acc = _scored(spec, solver(spec, best, cands[best]), test_x, manifests[k], o.chunk, seed, f"{k}-shot test")
                 ci = mean_ci(acc)
                 row = dict(method=spec.name, n_shot=k, n_way=n_way, n_query=n_query, dirichlet_a=np.nan if dirichlet is None else float(dirichlet),
                            acc_pct=100 * ci.mean, ci95_pct=100 * ci.half_width, n_tasks=n_tasks)
@@ -360,8 +413,8 @@ def evaluate_features(
                                              | {f"val_{st.name}": val_manifests[k].digest[:16] for k, st in settings.items() if k in val_manifests},
                                    timings_s=seconds)
             rec.save(stage/"run.json")
-            if figure: save_figure(plot_results(results), stage/"results.png")
-    return (results, tasks) if return_tasks else results
+            if o.figure: save_figure(plot_results(results), stage/"results.png")
+    return (results, tasks) if o.return_tasks else results
 
 # %% ../../nbs/bench/63_evaluate.ipynb #8ba0346c
 def results_table(

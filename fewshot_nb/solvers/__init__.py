@@ -4,7 +4,7 @@
 # importable from its module (`from fewshot_nb.solvers.<module> import ...`). Every module is imported, so that importing
 # any part of the package registers all of its components (tests/test_api.py checks the face and its `__all__`).
 from . import base, losses, finetune, transductive, baselines, ici, amortised, backbone_finetune
-from .base import SOLVERS, Solver, make_solver, list_solvers, evaluate_solver, solve_batch, random_tasks, synthetic_features, check_solver, ProtoNet, SimpleShot
+from .base import SOLVERS, Solver, make_solver, list_solvers, evaluate_solver, solve_batch, ProtoNet, SimpleShot
 from .losses import tim_loss
 from .finetune import Baseline, BaselinePP, EntropyMin, TIM, AlphaTIM
 from .transductive import PTMAP, LaplacianShot, BDCSPN
@@ -12,7 +12,6 @@ from .ici import LRICI
 from .amortised import Versa, SIB
 from .backbone_finetune import EntropyMinFinetune
 
-__all__ = ['SOLVERS', 'Solver', 'make_solver', 'list_solvers', 'evaluate_solver', 'solve_batch', 'random_tasks',
-           'synthetic_features', 'check_solver', 'ProtoNet', 'SimpleShot', 'tim_loss', 'Baseline', 'BaselinePP',
-           'EntropyMin', 'TIM', 'AlphaTIM', 'PTMAP', 'LaplacianShot', 'BDCSPN', 'LRICI', 'Versa', 'SIB',
-           'EntropyMinFinetune']
+__all__ = ['SOLVERS', 'Solver', 'make_solver', 'list_solvers', 'evaluate_solver', 'solve_batch', 'ProtoNet', 'SimpleShot',
+           'tim_loss', 'Baseline', 'BaselinePP', 'EntropyMin', 'TIM', 'AlphaTIM', 'PTMAP', 'LaplacianShot', 'BDCSPN', 'LRICI',
+           'Versa', 'SIB', 'EntropyMinFinetune']   # the test helpers (synthetic_features, random_tasks, check_solver): fewshot_nb.testing

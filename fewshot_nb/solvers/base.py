@@ -16,8 +16,7 @@ from ..data.sources import FeatureSource
 from ..metrics import accuracy, check_scores
 
 # %% auto #0
-__all__ = ['SOLVERS', 'Solver', 'ProtoNet', 'SimpleShot', 'make_solver', 'list_solvers', 'synthetic_features', 'solve_batch',
-           'evaluate_solver', 'random_tasks', 'check_solver']
+__all__ = ['SOLVERS', 'Solver', 'ProtoNet', 'SimpleShot', 'make_solver', 'list_solvers', 'solve_batch', 'evaluate_solver']
 
 # %% ../../nbs/solvers/31_base.ipynb #afb2032b
 SOLVERS = Registry("solver", hint="register your own with @SOLVERS.register on a Solver subclass "
@@ -109,26 +108,6 @@ def list_solvers() -> list[str]:
     "The names of the registered solvers, sorted."
     return SOLVERS.names()
 
-# %% ../../nbs/solvers/31_base.ipynb #d29d6149
-def synthetic_features(
-    n_classes:int=20,       # classes
-    n_per_class:int=600,    # items per class
-    dim:int=512,            # feature dimension
-    separation:float=0.25,  # spread of the class means around the common mean
-    noise:float=1.0,        # within-class standard deviation before the ReLU
-    seed:int=0,
-    n_base_classes:int=64,  # classes of a disjoint 'base' set, to compute the base mean from
-) -> tuple[FeatureSource, torch.Tensor]: # test source, and the (dim,) mean feature of the base set
-    "Post-ReLU Gaussian class clusters, and the mean feature of a disjoint set of base classes."
-    g = torch.Generator().manual_seed(int(seed))
-    common = torch.randn(dim, generator=g).abs() * 0.5
-    def draw(n_cls, n):
-        mu = common + separation * torch.randn(n_cls, 1, dim, generator=g)
-        return torch.relu(mu + noise * torch.randn(n_cls, n, dim, generator=g)).reshape(-1, dim)
-    base = draw(n_base_classes, 100)
-    feats = draw(n_classes, n_per_class)
-    return FeatureSource(feats, np.repeat(np.arange(n_classes), n_per_class)), base.mean(0)
-
 # %% ../../nbs/solvers/31_base.ipynb #dbd5d4db
 def solve_batch(
     solver:Solver,
@@ -159,57 +138,3 @@ def evaluate_solver(solver:Solver, feats, batch, chunk:int=1000, device=None, se
     probs = solve_batch(solver, feats, b, chunk, device, seed)
     check_scores(probs, b.query_mask, getattr(solver, "name", type(solver).__name__))
     return accuracy(probs, b.query_labels, b.query_mask)
-
-# %% ../../nbs/solvers/31_base.ipynb #88ba36f1
-def random_tasks(n_tasks=6, n_way=3, dim=16, seed=0, ragged=True, dtype=torch.float64):
-    "Small random tasks (non-negative features with class structure), ragged if asked."
-    g = torch.Generator().manual_seed(seed)
-    shots = torch.randint(1, 4, (n_tasks, n_way), generator=g) if ragged else torch.full((n_tasks, n_way), 2)
-    nq = torch.randint(2, 7, (n_tasks, n_way), generator=g) if ragged else torch.full((n_tasks, n_way), 4)
-    S, Q = int(shots.sum(1).max()), int(nq.sum(1).max())
-    centres = torch.randn(n_tasks, n_way, dim, generator=g, dtype=dtype)
-    def side(counts, width):
-        lab = torch.full((n_tasks, width), -1, dtype=torch.long)
-        for t in range(n_tasks):
-            l = torch.repeat_interleave(torch.arange(n_way), counts[t])
-            lab[t, :len(l)] = l[torch.randperm(len(l), generator=g)]
-        x = torch.relu(centres.gather(1, lab.clamp(min=0)[..., None].expand(-1, -1, dim)) * 1.5
-                       + torch.randn(n_tasks, width, dim, generator=g, dtype=dtype) + 0.5)
-        return x, lab, lab >= 0
-    s, ys, sm = side(shots, S); q, yq, qm = side(nq, Q)
-    return s, ys, sm, q, yq, qm
-
-# %% ../../nbs/solvers/31_base.ipynb #d254aece
-def check_solver(
-    solver:Solver,
-    n_tasks:int=6, n_way:int=3, dim:int=16, seed:int=0,
-    atol:float=1e-6,   # tolerance of the batched vs one-at-a-time comparison (float64 inputs)
-) -> dict:             # what was checked, with the measured values
-    "Check that `solver` meets the interface's contract on small random tasks; raise `AssertionError` if not."
-    s, ys, sm, q, yq, qm = random_tasks(n_tasks, n_way, dim, seed)
-    run = lambda *a, **k: solver(*a, n_way=n_way, **k)
-    s0, q0 = s.clone(), q.clone()
-    p = run(s, ys, q, support_mask=sm, query_mask=qm, seed=1)
-    assert torch.equal(s, s0) and torch.equal(q, q0), "the solver modified its input features in place"
-    assert p.shape == (n_tasks, q.shape[1], n_way), f"output shape {tuple(p.shape)}, expected {(n_tasks, q.shape[1], n_way)}"
-    assert torch.isfinite(p).all(), "output has NaN or inf"
-    assert (p >= 0).all() and torch.allclose(p.sum(-1), torch.ones((), dtype=p.dtype), atol=1e-6), "rows must be probabilities summing to 1"
-    assert torch.equal(p, run(s, ys, q, support_mask=sm, query_mask=qm, seed=1)), "same seed, different output"
-    # 3. does a query's prediction depend on the other queries?
-    q2 = q.clone(); q2[:, 1:] = q2[:, 1:].flip(-1) * 2 + 1     # change every query but the first
-    p2 = run(s, ys, q2, support_mask=sm, query_mask=qm, seed=1)
-    moved = float((p2[:, 0] - p[:, 0]).abs().max())
-    if solver.transductive: assert moved > 1e-6, f"{solver.name} is transductive but its predictions ignore the other queries"
-    else: assert moved == 0, f"{solver.name} is inductive but a query's prediction changed by {moved} with the other queries"
-    # 4. batched == one at a time (padding stripped)
-    gap = 0.0
-    for i in range(n_tasks):
-        ns, nq = int(sm[i].sum()), int(qm[i].sum())
-        one = run(s[i:i+1, :ns], ys[i:i+1, :ns], q[i:i+1, :nq], seed=1)
-        gap = max(gap, float((one[0] - p[i, :nq]).abs().max()))
-    assert gap <= atol, f"batched and one-task results differ by {gap:.2e} (> {atol})"
-    # 5. bad input is refused
-    try: run(s, torch.zeros_like(ys), q); raise AssertionError("a task with classes without support was accepted")
-    except ValueError: pass
-    acc = float((p.argmax(-1) == yq)[qm].double().mean())
-    return dict(solver=solver.name, transductive=solver.transductive, moved_by_other_queries=moved, batched_vs_single=gap, accuracy=acc)
