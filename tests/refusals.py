@@ -31,13 +31,15 @@ class RefusalKernel:
     def run(self, notebook:str|Path, parameters:dict, timeout:float=600) -> str|None:
         "The first error of `notebook` run with `parameters` (`ename: evalue`, then the traceback), or None if every cell ran."
         nb = parameterize_notebook(load_notebook_node(str(notebook)), parameters)   # read as papermill reads it
+        self.cell = 0   # the code cells run, the failing one included: papermill's execution count of the error
         for cell in nb.cells:
             if cell.cell_type != "code": continue
+            self.cell += 1
             errors = []
             hook = lambda msg: errors.append(msg["content"]) if msg["header"]["msg_type"] == "error" else None
             reply = self.kc.execute_interactive(cell.source, timeout=timeout, output_hook=hook)   # in `In`, where check_parameters reads what papermill injected
             if reply["content"]["status"] == "error":
-                e = errors[0] if errors else reply["content"]
+                e = self.error = errors[0] if errors else reply["content"]   # (ename, evalue, traceback: as papermill's error holds them)
                 return _ANSI.sub("", f"{e['ename']}: {e['evalue']}\n" + "\n".join(e.get("traceback", [])))
         return None
 
