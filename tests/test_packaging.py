@@ -91,10 +91,12 @@ def test_pip_user_runs_an_experiment(dists, tmp_path):
     venv = tmp_path/"venv"
     _run([sys.executable, "-m", "venv", venv])
     bin_ = venv/("Scripts" if os.name == "nt" else "bin")
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    # --no-compile, and the bytecode written on first import instead (PYTHONDONTWRITEBYTECODE dropped here): pip's compiling
+    # of every module of torch and the rest took 50-60 s of the test's ~90; the processes below import a fraction of them
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
     env |= {"PIP_CONSTRAINT": str(ROOT/"constraints.txt"), "PIP_DISABLE_PIP_VERSION_CHECK": "1",
             "PATH": f"{bin_}{os.pathsep}{env['PATH']}"}
-    _run([bin_/"pip", "install", "-q", f"{wheel}[exp]"], env=env, cwd=tmp_path)
+    _run([bin_/"pip", "install", "-q", "--no-compile", f"{wheel}[exp]"], env=env, cwd=tmp_path)
     work = tmp_path/"work"; work.mkdir()          # no clone here: nothing but what pip installed
     out = _run(["fewshot-nb", "experiments", "copy", "experiments"], env=env, cwd=work).stdout
     assert "papermill" in out
