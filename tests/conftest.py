@@ -39,8 +39,8 @@ os.environ["FEWSHOT_LOG"] = "WARNING"   # experiment_setup's level: its INFO lin
 os.environ["OMP_NUM_THREADS"] = "1"
 # glibc's malloc hands every buffer above its mmap threshold (32 MB at most) back to the kernel when it is freed, and the
 # next one comes as fresh pages the kernel zeroes: on these machines a quarter of the suite's CPU time was system time,
-# most of it that. Buffers up to 1 GB are kept in the heap instead (measured on recognizability scoring: 11.7 s -> 7.0 s,
-# system time 5.2 s -> 0.8 s, peak memory +26%). glibc reads these when a process starts: they reach the xdist workers
+# most of it that. Buffers up to 1 GB are kept in the heap instead (tools/bench_malloc.py: 11.3 s -> 7.8 s, system time
+# 4.3 s -> 0.8 s, peak memory 0.96 -> 1.4 GB). glibc reads these when a process starts: they reach the xdist workers
 # (started after this file is loaded) and every kernel, worker and CLI process the tests start, not this process.
 for _k, _v in {"MALLOC_MMAP_THRESHOLD_": "1073741824", "MALLOC_TRIM_THRESHOLD_": "1073741824"}.items(): os.environ.setdefault(_k, _v)
 import torch

@@ -32,6 +32,7 @@ NO_RESULTS = {
     "02_run_folders": "run records, locks, completion records and staged runs: files and processes, checked; nothing is measured",
     "03_workers": "worker processes and signals: processes started, stopped and checked; nothing is measured",
     "20_tasks": "tensor helpers for batches of tasks (padding, masks, prototypes, distances), checked on closed forms",
+    "20a_testing": "helpers for testing solvers (random tasks, synthetic features, the contract check), shown passing and failing; nothing is measured",
     "90_cli": "the command line: commands and their messages",
     "index": "the landing page, whose figures come separately",
     "05_params": "the parameter language of the experiments: values checked against types and constraints; nothing is measured",

@@ -154,3 +154,17 @@ def test_s17_overfit_writes_its_curves_and_refuses_bad_arguments(tmp_path):
     assert len(T[T.model == "classifier"]) == 3 * 30 * 2 and len(T[T.model == "protonet"]) == 3 * 4   # 2 held-out drawings a class; 4 episodes
     assert T.loss_nats.gt(0).all() and L[L.epoch == 0].acc_frac.lt(0.5).all()   # untrained: near chance
     assert (tmp_path/"out"/"run.json").is_file()
+
+
+def test_bench_malloc_measures_both_settings_and_refuses_a_bad_count(monkeypatch, capsys):
+    """tools/bench_malloc.py (the figure behind README's MALLOC_* advice): the kept-buffers run gets the two variables and
+    the default run neither, whatever this process has; --repeat 0 is refused."""
+    spec = importlib.util.spec_from_file_location("bench_malloc", ROOT/"tools"/"bench_malloc.py")
+    bm = importlib.util.module_from_spec(spec); spec.loader.exec_module(bm)
+    seen = []
+    monkeypatch.setattr(bm, "run", lambda env: seen.append({k: env.get(k) for k in bm.KEEP}) or dict(wall=1.0, user=1.0, sys=0.5, peak_mb=100.0))
+    bm.main(["--repeat", "2"])
+    assert seen == [dict.fromkeys(bm.KEEP), bm.KEEP] * 2   # alternating, the defaults first
+    assert "buffers kept" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e: bm.main(["--repeat", "0"])
+    assert e.value.code == 2
