@@ -8,6 +8,7 @@ import shutil, sys
 from pathlib import Path
 import torch
 
+from fewshot_nb.core import seal
 from fewshot_nb.data.streams import ImageSource, EpisodeStream
 from fewshot_nb.data.samplers import EpisodeSampler, TaskManifest
 from fewshot_nb.training.backbones import Conv4
@@ -36,6 +37,16 @@ def make(kind:str, ck=None, **changed):
     kw = dict(lr=5e-2, seed=1) | changed
     return T.Trainer(ProtoNetTraining(Conv4(width=4)), EpisodeStream(_data(0, 6, 8), 5, 1, 2, n_tasks=2), 12,
                      optimizer="sgd", device="cpu", progress=False, callbacks=cbs, **kw)
+
+
+def as_format_1(path):
+    """Rewrite a checkpoint of today's format at `path` as the trainer of format 1 wrote it (the states flat, the default
+    settings of an absent schedule or validation in the configuration), sealed as that trainer sealed it."""
+    ck = torch.load(path, weights_only=True); states = ck.pop("callbacks"); ck.pop("sha256")
+    sched = states.get("LRSchedule", dict(scheduler=None, window=None))
+    config = dict(schedule=None, lr_step=None, lr_gamma=0.5, val_every=100, val_tasks=None) | ck["config"]
+    torch.save(seal(ck | dict(format="fewshot_nb.training.trainer/1", config=config, scheduler=sched["scheduler"], window=sched["window"],
+                              best=states.get("Validate"), early_stopping=states.get("EarlyStopping"))), path)
 
 
 if __name__ == "__main__":
