@@ -34,6 +34,15 @@ def test_torch_is_pinned():
     assert "torch==2.13.0" in pins
 
 
+def test_nbformat_imports_without_the_lark_parsers():
+    "constraints.txt keeps jsonschema below 4.25, whose import builds rfc3987-syntax's Lark parsers (1.1 s of CPU in every process that imports nbformat)."
+    pins = [l.split("#")[0].strip() for l in (ROOT/"constraints.txt").read_text().splitlines()]
+    assert "jsonschema<4.25" in pins
+    loaded = subprocess.run([sys.executable, "-c", "import sys, nbformat; print('rfc3987_syntax' in sys.modules)"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "False", "this environment's jsonschema imports rfc3987_syntax: install with PIP_CONSTRAINT=constraints.txt"
+
+
 def _tagged(nb, tag): return [c for c in nb.cells if tag in c.get("metadata", {}).get("tags", [])]
 
 
