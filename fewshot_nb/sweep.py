@@ -23,7 +23,7 @@ _log = get_logger("sweep")
 __all__ = ['DISTRIBUTIONS', 'RECORD', 'RUNNING', 'ERROR', 'OUTPUT', 'THREAD_VARS', 'SLURM_OPTIONS', 'SLURM_COUNTS',
            'sample_value', 'notebook_digest', 'Sweep', 'notebook_parameters', 'check_points', 'tidy_on_failure',
            'record_complete', 'record_problems', 'run_point', 'point_state', 'sweep_status', 'status_counts',
-           'run_sweep', 'run_points', 'collect', 'main']
+           'run_sweep', 'run_points', 'unfinished_points', 'collect', 'main']
 
 # %% ../nbs/70_sweep.ipynb #2ea1c1a5
 DISTRIBUTIONS = {   # name -> what its argument is
@@ -471,13 +471,7 @@ def run_sweep(
     slurm = {**(conf.get("slurm") or {}), **(slurm or {})}
     _check_executor(workers, threads, slurm)   # before anything is written
     if unknown := [k for k in slurm if k not in SLURM_OPTIONS]: raise ValueError(f"unknown Slurm option{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}; choose from {', '.join(SLURM_OPTIONS)}")
-    sweep.check_notebook()
-    points = check_points(sweep.points())   # every point's values, before a folder is made or a job started
-    out = Path(sweep.out_dir); out.mkdir(parents=True, exist_ok=True)
-    with atomic_write(out/"sweep.yaml") as tmp: tmp.write_text(sweep.to_yaml())
-    table = sweep_status(sweep, points)
-    todo_states = ("pending", "failed") if retry_failed else ("pending",)
-    todo = [p for p, s in zip(points, table.state) if s in todo_states]
+    points, table, todo = _prepare(sweep, retry_failed)
     done0 = int((table.state == "done").sum())
     if not todo: return table
     run_points(todo, executor, workers=workers, threads=threads, cwd=cwd, slurm=slurm, wait=wait,
@@ -506,6 +500,27 @@ def run_points(
     if executor == "local": return _run_local(todo, workers, threads, cwd, bar)
     out = Path(log_dir) if log_dir is not None else Path(todo[0]["folder"]).parent.parent if todo else Path.cwd()   # <out_dir>/points/<name>
     return _run_slurm(todo, out, threads, cwd, slurm or {}, wait, bar)
+
+# %% ../nbs/70_sweep.ipynb #5e1f0a7c
+def _prepare(sweep, retry_failed):
+    "Check the notebook and every point, save the sweep's definition, and split its points by state: (points, status table, points to run)."
+    sweep.check_notebook()
+    points = check_points(sweep.points())   # every point's values, before a folder is made or a job started
+    out = Path(sweep.out_dir); out.mkdir(parents=True, exist_ok=True)
+    with atomic_write(out/"sweep.yaml") as tmp: tmp.write_text(sweep.to_yaml())
+    table = sweep_status(sweep, points)
+    todo_states = ("pending", "failed") if retry_failed else ("pending",)
+    return points, table, [p for p, s in zip(points, table.state) if s in todo_states]
+
+def unfinished_points(
+    sweep:Sweep,              # a `Sweep`
+    retry_failed:bool=False,  # count the failed points as unfinished too
+) -> list:                    # the points `run_sweep` would run now (`Sweep.points()`' dicts)
+    """What `run_sweep` runs, without running it: checks the notebook and every point, saves the sweep's definition
+    as `sweep.yaml` in its folder, and returns the pending points (with `retry_failed`, the failed ones too). The
+    points of several sweeps go to one `run_points`, which runs them in one pool of workers."""
+    return _prepare(sweep, retry_failed)[2]
+
 
 # %% ../nbs/70_sweep.ipynb #66144e01
 def _init_worker(threads):
