@@ -18,7 +18,7 @@ from ..data.omniglot import load_omniglot
 from ..data.splits import weak_split
 from ..generation.critics import Critic, critics_from_folder, critic_features
 from ..data.streams import ImageSource
-from ..training.trainer import Trainer, Optimizer, LRSchedule, Checkpoint
+from ..training.trainer import Trainer, Optimizer, LRSchedule, Checkpoint, epochs_to_steps
 from ..metrics import mean_ci
 from ..generation.metrics import diversity, recognizability, human_point, images_by_class
 from ..generation.base import (GenerativeModel, generate_samples, check_samples, load_generator, GENERATORS, GENERATOR_RECIPES,
@@ -169,7 +169,7 @@ def _plan(image_size, train, name, preset="small", steps=300, epochs=None, batch
     torch.manual_seed(seed)   # the initial weights come from the training seed, not from whatever ran before
     m = make_generator(name, preset, image_size=image_size, **kwargs)
     per_epoch = m.epoch_steps(m.batches(train, batch_size))   # a GAN's epoch: a pass of the data through its discriminator
-    n_steps = steps if epochs is None else max(1, int(round(epochs * per_epoch)))
+    n_steps = steps if epochs is None else epochs_to_steps(epochs, per_epoch)
     recipe = {**training_recipe(name, preset), **({} if lr is None else dict(lr=lr)), **({} if schedule is None else dict(schedule=schedule))}
     key = config_hash(dict(model=m.config(), steps=n_steps, batch_size=batch_size, recipe=recipe, seed=seed), n=8)
     tag = "_".join([p for p in (name, label, f"seed{seed}", key) if p])

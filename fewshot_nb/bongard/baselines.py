@@ -12,7 +12,7 @@ import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from torch import Tensor
 from ..core import derive_seed, keeps_global_rng, Registry
 from ..data.streams import ImageSource, ClassStream, EpisodeStream
-from ..training.trainer import Method, Trainer, EpisodeClassifier, Optimizer, Validate, Checkpoint, callback_key
+from ..training.trainer import Method, Trainer, EpisodeClassifier, Optimizer, Validate, Checkpoint, callback_key, epochs_to_steps
 from ..training.backbones import BACKBONES
 from .logo import MOVING_TYPES
 from .problems import N_IMAGES, BongardImages
@@ -450,12 +450,12 @@ def train_bongard(
         else:
             toks = program_tokens([im for p in programs for im in p])
             m, src = ProgramSynthesis(backbone, hidden=128), ProgramStream(data, toks, min(pretrain_batch or 64, len(data)))
-        n = max(1, round(pretrain_epochs * len(data) / src.batch(0, seed)["x"].shape[0]))
+        n = epochs_to_steps(pretrain_epochs, len(data), src.batch(0, seed)["x"].shape[0])
         hist.append(_trainer(m, src, n, cfg, ck(f"{name}_pretrain")).fit().assign(stage="pretrain"))
         backbone = m.backbone
     method = make_bongard_method(name, backbone)
     src = EpisodeStream(data, n_way=2, n_shot=N_IMAGES - 1, n_query=1, n_tasks=tasks_per_step, structure="within_group")
-    n = max(1, round(epochs * len(train) / tasks_per_step))
+    n = epochs_to_steps(epochs, len(train), tasks_per_step)
     tr = _trainer(method, src, n, cfg, ck(name), val, callbacks or ())
     hist.append(tr.fit().assign(stage="meta"))
     frac = {"train_acc": "train_acc_frac", "val_acc": "val_acc_frac", "val_ci": "val_ci_frac"}   # the unit in the name, for save_csv
@@ -575,7 +575,7 @@ def attribute_classifier(
     before = {"train": correct(xtr[keep], ytr[keep]), "test": correct(xte, yte)}
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     gen = torch.Generator().manual_seed(derive_seed(seed, 3))
-    n_steps = max(1, round(epochs * len(ytr) / batch_size))
+    n_steps = epochs_to_steps(epochs, len(ytr), batch_size)
     yt = torch.as_tensor(ytr, dtype=torch.float32)
     perm, pos = torch.randperm(len(ytr), generator=gen), 0
     for _ in _progress(range(n_steps), desc=f"{attribute} at {size} px", unit="step", show=progress):

@@ -16,7 +16,7 @@ from ..data.streams import ImageSource, ClassStream, EpisodeStream
 from .backbones import make_backbone
 from .siamese import siamese_regime
 from .trainer import (Trainer, Supervised, ProtoNetTraining, MatchingNet, Optimizer, LRSchedule, Validate,
-                                         Checkpoint, ChannelsLast)
+                                         Checkpoint, ChannelsLast, epochs_to_steps)
 
 # %% auto #0
 __all__ = ['REGIMES', 'TRAIN_DEFAULTS', 'Regime', 'register_regime', 'make_regime', 'list_regimes', 'images_per_step',
@@ -133,7 +133,7 @@ def train_regime(
     net = make_backbone(cfg["backbone"], **cfg["backbone_kw"])
     method, source = regime(net, train, cfg)
     if cfg["distort"] is not None: source = Distorted(source, **cfg["distort"])
-    n_steps = cfg["steps"] or max(1, round(cfg["epochs"] * len(train) / images_per_step(source)))   # steps, if given, win over epochs
+    n_steps = cfg["steps"] or epochs_to_steps(cfg["epochs"], len(train), images_per_step(source))   # steps, if given, win over epochs
     callbacks = ([LRSchedule(cfg["schedule"], step=cfg["lr_step"], gamma=cfg["lr_gamma"])] if cfg["schedule"] else []) \
               + ([Validate(val, val_tasks, every=max(1, n_steps // 8))] if val_tasks is not None else []) \
               + ([Checkpoint(checkpoint)] if checkpoint is not None else []) \

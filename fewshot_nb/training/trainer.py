@@ -23,8 +23,8 @@ _log = get_logger(__name__)   # checkpoints resumed
 
 # %% auto #0
 __all__ = ['Method', 'episode_feats', 'CosineHead', 'Supervised', 'EpisodeClassifier', 'ProtoNetTraining', 'MatchingNet',
-           'check_method', 'Optimizer', 'Callback', 'callback_key', 'Trainer', 'CheckpointError', 'Checkpoint',
-           'Evaluate', 'Validate', 'LRSchedule', 'EarlyStopping', 'ProgressBar', 'ChannelsLast']
+           'check_method', 'Optimizer', 'epochs_to_steps', 'Callback', 'callback_key', 'Trainer', 'CheckpointError',
+           'Checkpoint', 'Evaluate', 'Validate', 'LRSchedule', 'EarlyStopping', 'ProgressBar', 'ChannelsLast']
 
 # %% ../../nbs/training/41_trainer.ipynb #dae02060
 class Method(nn.Module):
@@ -269,6 +269,18 @@ class Optimizer:
         "The settings a checkpoint records (betas only when set, so that checkpoints written without them stay valid)."
         return dict(optimizer=self.kind, weight_decay=self.weight_decay, grad_clip=self.grad_clip,
                     **({} if self.betas is None else dict(betas=list(self.betas))))
+
+# %% ../../nbs/training/41_trainer.ipynb #5b8e3f21
+def epochs_to_steps(
+    epochs:float,             # passes over the training data
+    items:float,              # what one pass holds (images, problems; or a model's own steps per epoch, with items_per_step=1)
+    items_per_step:float=1,   # what one optimiser step reads of them
+) -> int:                     # optimiser steps, at least 1
+    "The optimiser steps of a budget of `epochs`: `epochs` x `items` / `items_per_step`, rounded (half to even), at least one."
+    if isinstance(epochs, bool) or not isinstance(epochs, (int, float, np.integer, np.floating)) or not (np.isfinite(epochs) and epochs > 0):
+        raise ValueError(f"epochs must be a finite number above 0 (a fraction trains part of a pass), got {epochs!r}")
+    if not (items > 0 and items_per_step > 0): raise ValueError(f"a pass of {items!r} items at {items_per_step!r} a step has no steps: both must be above 0")
+    return max(1, round(epochs * items / items_per_step))
 
 # %% ../../nbs/training/41_trainer.ipynb #7b8c69c1
 class Callback:
