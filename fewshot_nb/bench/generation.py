@@ -7,7 +7,7 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/bench/generation.html.md"""
 # %% ../../nbs/bench/62_generation.ipynb #3956d97f
 from __future__ import annotations
 from fastcore.basics import patch
-import os, time, json
+import contextlib, os, time, json
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 from torch import Tensor
@@ -164,16 +164,18 @@ def train_generative_model(
 # %% ../../nbs/bench/62_generation.ipynb #4b20c8b1
 @keeps_global_rng
 def _plan(image_size, train, name, preset="small", steps=300, epochs=None, batch_size=32, lr=None, schedule=None, seed=0,
-          checkpoints=None, label="", **kwargs) -> dict:
-    "The fresh model of a configuration, its steps, training recipe, tag and checkpoint path."
+          checkpoints=None, label="", build=True, **kwargs) -> dict:
+    """The fresh model of a configuration, its steps, training recipe, tag and checkpoint path. With `build=False` the
+    model is made on torch's meta device, without weights: enough to name it, so that a process that only names the
+    configurations it hands to workers (`train_generative_models`) does not build each one in full before the worker does."""
     torch.manual_seed(seed)   # the initial weights come from the training seed, not from whatever ran before
-    m = make_generator(name, preset, image_size=image_size, **kwargs)
+    with contextlib.nullcontext() if build else torch.device("meta"): m = make_generator(name, preset, image_size=image_size, **kwargs)
     per_epoch = m.epoch_steps(m.batches(train, batch_size))   # a GAN's epoch: a pass of the data through its discriminator
     n_steps = steps if epochs is None else epochs_to_steps(epochs, per_epoch)
     recipe = {**training_recipe(name, preset), **({} if lr is None else dict(lr=lr)), **({} if schedule is None else dict(schedule=schedule))}
     key = config_hash(dict(model=m.config(), steps=n_steps, batch_size=batch_size, recipe=recipe, seed=seed), n=8)
     tag = "_".join([p for p in (name, label, f"seed{seed}", key) if p])
-    return dict(model=m, steps=n_steps, recipe=recipe, tag=tag, batch_size=batch_size, seed=seed,
+    return dict(model=m if build else None, steps=n_steps, recipe=recipe, tag=tag, batch_size=batch_size, seed=seed,
                 checkpoint=None if checkpoints is None else Path(checkpoints) / f"{tag}.pt")
 
 def run_generative_model(
@@ -234,7 +236,7 @@ def train_generative_models(
     jobs = [j | dict(checkpoints=checkpoints) for j in jobs]
     done, todo, tags = {}, [], set()
     for j in jobs:   # one worker per checkpoint: a configuration asked for twice (under two experiments) is trained once
-        p = _plan(bench.image_size, bench.train, **j)
+        p = _plan(bench.image_size, bench.train, build=False, **j)   # named only: the worker builds it
         if p["tag"] in tags: continue
         tags.add(p["tag"]); todo.append(j)
         if p["checkpoint"].exists():   # finished checkpoints need no worker (starting one costs seconds of imports)
