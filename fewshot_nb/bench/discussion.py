@@ -280,7 +280,7 @@ def render_template(
 # %% ../../nbs/bench/60b_discussion.ipynb #b7d759ba
 def discuss(
     template:str,            # the discussion: Markdown with placeholders
-    out_dir:str|Path,        # the run's folder
+    out_dir:str|Path|RunFiles, # the run's folder, or its `RunFiles` (the files a notebook's findings already read are not read again)
     **runs,                  # other stored runs by name: a folder (e.g. 'nbs/results/exp_realistic_seed1'), found with `stored_run`
 ):                           # the filled Markdown, shown as the cell's output
     "Show a discussion: the template filled from the run's files (and those of the stored runs named)."
@@ -289,4 +289,4 @@ def discuss(
     for name, folder in runs.items():   # a stored run not found (e.g. a wheel without it): its items are left out, and said so
         f = next((f for m in ("run.json", "README.md", "summary.csv") if (f := stored_run(folder, m)) is not None), None)
         others[name] = RunFiles(f) if f is not None else None
-    return Markdown(render_template(template, RunFiles(out_dir), others))
+    return Markdown(render_template(template, out_dir if isinstance(out_dir, RunFiles) else RunFiles(out_dir), others))
