@@ -70,6 +70,11 @@ for _name, _doc, _kw in [("maml", "second-order MAML, n_way-way episodes, meta_b
                           ("fomaml", "first-order MAML", dict(first_order=True)),
                           ("anil", "MAML adapting the head only (Raghu et al. 2020)", dict(anil=True))]:
     register_regime(_name, _doc, fixed_way=True)(_maml_regime(**_kw))
+@register_regime("versa", "Versa trained end to end (Gordon et al. 2019): n_way-way episodes, meta_batch tasks per step, "
+                 "the queries normalised with their own batch statistics", fixed_way=True)
+def _versa(net, data, cfg):
+    from fewshot_nb.training.versa import VersaE2E
+    return VersaE2E(net, n_way=cfg["n_way"]), EpisodeStream(data, cfg["n_way"], cfg["train_shot"], cfg["train_query"], n_tasks=cfg["meta_batch"])
 register_regime("siamese", "verification pairs, half of the same character (Koch et al. 2015): weighted L1 distance, sigmoid, "
                 "binary cross-entropy; one-shot by the most probable match")(siamese_regime)
 
