@@ -6,12 +6,15 @@ Docs: https://fewshot-nb.github.io/fewshot_nb/tasks.html.md"""
 
 # %% ../nbs/20_tasks.ipynb #fab559dd
 from __future__ import annotations
+import math
 from dataclasses import dataclass
 import torch
+import torch.nn as nn
 import torch.nn.functional as F
 
 # %% auto #0
-__all__ = ['NORMS', 'TaskTensors', 'task_tensors', 'normalize_features', 'distance_logits', 'prototypes', 'proto_logits']
+__all__ = ['NORMS', 'TaskTensors', 'task_tensors', 'normalize_features', 'distance_logits', 'prototypes', 'proto_logits',
+           'masked_query_mean', 'VersaNet', 'versa_logit_moments', 'versa_nll']
 
 # %% ../nbs/20_tasks.ipynb #d46b4fd7
 @dataclass
@@ -151,3 +154,62 @@ def proto_logits(
     # ||q - w||^2 = ||q||^2 - 2 q.w + ||w||^2: one batched product instead of a (T, Q, K, d) difference tensor
     d2 = (query.pow(2).sum(-1, keepdim=True) - 2 * query @ w.transpose(1, 2) + w.pow(2).sum(-1).unsqueeze(1)).clamp_min(0)
     return -scale * d2
+
+# %% ../nbs/20_tasks.ipynb #8e29fdf7
+def masked_query_mean(
+    x:torch.Tensor,     # (n_tasks, n_query, ...) values per query
+    mask:torch.Tensor,  # (n_tasks, n_query) bool, True for real queries
+) -> torch.Tensor:      # (n_tasks, ...) mean over each task's real queries
+    "Mean over the real queries of each task (padded rows do not count)."
+    m = mask.to(x.dtype).reshape(*mask.shape, *([1] * (x.ndim - 2)))
+    return (x * m).sum(1) / m.sum(1).clamp_min(1)
+
+# %% ../nbs/20_tasks.ipynb #07ef1c2d
+def _mlp(d_in:int, d_hidden:int, d_out:int) -> nn.Sequential:
+    "Three dense layers with ELU between them, Xavier-normal weights and N(0, 1e-3) biases (Versa's `inference_block`)."
+    net = nn.Sequential(nn.Linear(d_in, d_hidden), nn.ELU(), nn.Linear(d_hidden, d_hidden), nn.ELU(), nn.Linear(d_hidden, d_out))
+    for m in net:
+        if isinstance(m, nn.Linear): nn.init.xavier_normal_(m.weight); nn.init.normal_(m.bias, std=1e-3)
+    return net
+
+class VersaNet(nn.Module):
+    "Versa's amortisation network: from a class's mean feature, the mean and log-variance of its weights and of its bias."
+    def __init__(self,
+                 dim:int,      # feature dimension d
+                 hidden:int,   # width of the hidden layers
+                ):
+        super().__init__()
+        self.w_mean, self.w_logvar = _mlp(dim, hidden, dim), _mlp(dim, hidden, dim)
+        self.b_mean, self.b_logvar = _mlp(dim, hidden, 1), _mlp(dim, hidden, 1)
+
+    def forward(self,
+                pooled:torch.Tensor,   # (n_tasks, K, d) mean support feature of each class
+               ) -> tuple[torch.Tensor, ...]: # weight mean and log-variance (n_tasks, K, d), bias mean and log-variance (n_tasks, K)
+        "Posterior mean and log-variance of each class's weights and bias, from its pooled support feature."
+        return self.w_mean(pooled), self.w_logvar(pooled), self.b_mean(pooled)[..., 0], self.b_logvar(pooled)[..., 0]
+
+def versa_logit_moments(
+    net:VersaNet,     # the amortisation network
+    t:TaskTensors,    # tasks, features in the view the network was trained on
+) -> tuple[torch.Tensor, torch.Tensor]: # mean and variance (n_tasks, n_query, K) of each query's logits
+    "Mean and variance of each query's logits under the posterior of its task's classifiers (local reparameterisation)."
+    w_mu, w_lv, b_mu, b_lv = net(prototypes(t.support, t.labels, t.n_way, t.support_mask))
+    mean = torch.baddbmm(b_mu.unsqueeze(1), t.query, w_mu.transpose(1, 2))
+    var = torch.baddbmm(b_lv.exp().unsqueeze(1), t.query.square(), w_lv.exp().transpose(1, 2))
+    return mean, var
+
+def versa_nll(
+    mean:torch.Tensor,          # (n_tasks, n_query, K) logit means, from `versa_logit_moments`
+    var:torch.Tensor,           # (n_tasks, n_query, K) logit variances
+    query_labels:torch.Tensor,  # (n_tasks, n_query) labels (-1: padding)
+    query_mask:torch.Tensor,    # (n_tasks, n_query) bool, True for real queries
+    n_samples:int,              # L: logit samples per query
+    gen:torch.Generator|None=None, # source of the samples (None: torch's global generator)
+) -> tuple[torch.Tensor, torch.Tensor]: # the loss, and the query accuracy of the mean logits
+    "Negative Monte Carlo predictive log-likelihood of the query labels, averaged over real queries and tasks."
+    eps = torch.randn((n_samples, *mean.shape), generator=gen, device=mean.device, dtype=mean.dtype)
+    logp = torch.addcmul(mean, var.sqrt(), eps).log_softmax(-1)                                    # (L, T, Q, K)
+    y = query_labels.clamp_min(0)
+    ll = logp.gather(-1, y.expand(n_samples, -1, -1).unsqueeze(-1))[..., 0].logsumexp(0) - math.log(n_samples)
+    acc = masked_query_mean((mean.argmax(-1) == y).to(mean.dtype), query_mask).mean()
+    return -masked_query_mean(ll, query_mask).mean(), acc

@@ -13,12 +13,13 @@ import torch.nn as nn
 import torch.nn.functional as F
 from ..core import atomic_write, check_int, seal, check_seal
 from ..tasks import TaskTensors, task_tensors, normalize_features, prototypes
+from ..tasks import masked_query_mean, VersaNet, versa_logit_moments, versa_nll
 from ..data.samplers import EpisodeSampler
 from .base import Solver, SOLVERS
 
 # %% auto #0
-__all__ = ['PREDICTS', 'MetaSolver', 'masked_query_mean', 'VersaNet', 'Versa', 'TaskNorm', 'SyntheticGradient', 'SIBNet',
-           'cosine_logits', 'cosine_weight_grad', 'SIB']
+__all__ = ['PREDICTS', 'MetaSolver', 'Versa', 'TaskNorm', 'SyntheticGradient', 'SIBNet', 'cosine_logits', 'cosine_weight_grad',
+           'SIB']
 
 # %% ../../nbs/solvers/36_amortised.ipynb #1aca5c09
 def _check_pos(name, v):
@@ -175,39 +176,6 @@ class MetaSolver(Solver):
         "The solver's config, with the settings of its meta-training."
         return super(MetaSolver, self).config() | dict(meta_fit=self.meta)
 
-# %% ../../nbs/solvers/36_amortised.ipynb #33b5e16c
-def masked_query_mean(
-    x:torch.Tensor,     # (n_tasks, n_query, ...) values per query
-    mask:torch.Tensor,  # (n_tasks, n_query) bool, True for real queries
-) -> torch.Tensor:      # (n_tasks, ...) mean over each task's real queries
-    "Mean over the real queries of each task (padded rows do not count)."
-    m = mask.to(x.dtype).reshape(*mask.shape, *([1] * (x.ndim - 2)))
-    return (x * m).sum(1) / m.sum(1).clamp_min(1)
-
-# %% ../../nbs/solvers/36_amortised.ipynb #e87620eb
-def _mlp(d_in:int, d_hidden:int, d_out:int) -> nn.Sequential:
-    "Three dense layers with ELU between them, Xavier-normal weights and N(0, 1e-3) biases (Versa's `inference_block`)."
-    net = nn.Sequential(nn.Linear(d_in, d_hidden), nn.ELU(), nn.Linear(d_hidden, d_hidden), nn.ELU(), nn.Linear(d_hidden, d_out))
-    for m in net:
-        if isinstance(m, nn.Linear): nn.init.xavier_normal_(m.weight); nn.init.normal_(m.bias, std=1e-3)
-    return net
-
-class VersaNet(nn.Module):
-    "Versa's amortisation network: from a class's mean feature, the mean and log-variance of its weights and of its bias."
-    def __init__(self,
-                 dim:int,      # feature dimension d
-                 hidden:int,   # width of the hidden layers
-                ):
-        super().__init__()
-        self.w_mean, self.w_logvar = _mlp(dim, hidden, dim), _mlp(dim, hidden, dim)
-        self.b_mean, self.b_logvar = _mlp(dim, hidden, 1), _mlp(dim, hidden, 1)
-
-    def forward(self,
-                pooled:torch.Tensor,   # (n_tasks, K, d) mean support feature of each class
-               ) -> tuple[torch.Tensor, ...]: # weight mean and log-variance (n_tasks, K, d), bias mean and log-variance (n_tasks, K)
-        "Posterior mean and log-variance of each class's weights and bias, from its pooled support feature."
-        return self.w_mean(pooled), self.w_logvar(pooled), self.b_mean(pooled)[..., 0], self.b_logvar(pooled)[..., 0]
-
 # %% ../../nbs/solvers/36_amortised.ipynb #9a7d8ec7
 PREDICTS = ("sample", "mean")
 
@@ -238,20 +206,11 @@ class Versa(MetaSolver):
 
     def logit_moments(self, net:nn.Module, t:TaskTensors) -> tuple[torch.Tensor, torch.Tensor]:
         "Mean and variance `(n_tasks, n_query, K)` of each query's logits under the posterior (local reparameterisation)."
-        w_mu, w_lv, b_mu, b_lv = self.posterior(net, t)
-        mean = torch.baddbmm(b_mu.unsqueeze(1), t.query, w_mu.transpose(1, 2))
-        var = torch.baddbmm(b_lv.exp().unsqueeze(1), t.query.square(), w_lv.exp().transpose(1, 2))
-        return mean, var
+        return versa_logit_moments(net, t)
 
     def episode_loss(self, net, t, query_labels, gen):
         "Negative Monte Carlo predictive log-likelihood of the query labels, and query accuracy of the mean logits."
-        mean, var = self.logit_moments(net, t)
-        eps = torch.randn((self.n_samples, *mean.shape), generator=gen, device=mean.device, dtype=mean.dtype)
-        logp = torch.addcmul(mean, var.sqrt(), eps).log_softmax(-1)                                    # (L, T, Q, K)
-        y = query_labels.clamp_min(0)
-        ll = logp.gather(-1, y.expand(self.n_samples, -1, -1).unsqueeze(-1))[..., 0].logsumexp(0) - math.log(self.n_samples)
-        acc = masked_query_mean((mean.argmax(-1) == y).to(mean.dtype), t.query_mask).mean()
-        return -masked_query_mean(ll, t.query_mask).mean(), acc
+        return versa_nll(*self.logit_moments(net, t), query_labels, t.query_mask, self.n_samples, gen)
 
     def solve(self, t, generator):
         "Query probabilities: of the posterior mean classifier, or averaged over `n_samples` sampled classifiers."
