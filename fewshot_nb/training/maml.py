@@ -19,7 +19,7 @@ from ..data.streams import ImageSource
 from .trainer import Method
 
 # %% auto #0
-__all__ = ['QUERY_NORMS', 'BatchStatNorm', 'use_batch_stats_', 'stats_from_first', 'MAML', 'maml_scorer']
+__all__ = ['QUERY_NORMS', 'BatchStatNorm', 'use_batch_stats_', 'stats_from_first', 'MAML', 'task_image_chunks', 'maml_scorer']
 
 # %% ../../nbs/training/42_maml.ipynb #603e47a1
 class BatchStatNorm(nn.Module):
@@ -204,6 +204,30 @@ def loss(self:MAML, batch:dict) -> tuple[torch.Tensor, dict]:
     y = batch["query_labels"]
     return F.cross_entropy(logits.flatten(0, 1), y.flatten()), dict(acc=(logits.argmax(-1) == y).float().mean().item())
 
+# %% ../../nbs/training/42_maml.ipynb #12cddda8
+def task_image_chunks(model:str,           # the model's name, for the messages
+                      images,              # (n_items, C, H, W) tensor or `ImageSource` the tasks index
+                      tasks:EpisodeBatch,  # tasks over those items, all with the same support and query sizes
+                      n_way:int,           # the model's classes per task
+                      chunk_size:int,      # tasks per chunk
+                      device,              # where the chunk's images go
+                      feats=None,          # must be None: a model that adapts to each task cannot use precomputed features
+                     ):
+    "Check `tasks` for a model that normalises or adapts each task on its own, then iterate `(sub, support, query)`: `chunk_size` tasks at a time with their images, (n, n_support, C, H, W) and (n, n_query, C, H, W)."
+    if feats is not None: raise ValueError(f"{model} adapts the backbone to every task (each task normalised with its own statistics), "
+                                           "so precomputed features cannot be used: pass feats=None")
+    if tasks.n_way != n_way: raise ValueError(f"the tasks are {tasks.n_way}-way but this {model} has n_way={n_way}")
+    if tasks.ragged: raise ValueError(f"{model} needs tasks with equal support and query sizes (BatchNorm would see the padding): "
+                                      "score ragged tasks in groups of equal sizes (maml_scorer does)")
+    if chunk_size < 1: raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+    get = images.floats if isinstance(images, ImageSource) else (lambda i: images[i].float())
+    def chunks():
+        for i in range(0, tasks.n_tasks, chunk_size):
+            sub = tasks[i:i + chunk_size]
+            xs, xq = get(sub.support.flatten()).to(device), get(sub.query.flatten()).to(device)
+            yield sub, xs.view(*sub.support.shape, *xs.shape[1:]), xq.view(*sub.query.shape, *xq.shape[1:])
+    return chunks()
+
 # %% ../../nbs/training/42_maml.ipynb #55b382a9
 @patch
 def scores(self:MAML,
@@ -213,23 +237,16 @@ def scores(self:MAML,
            query_norm:str|None=None, # 'batch' or 'support' for these scores (default: the model's `query_norm`)
           ) -> torch.Tensor:    # (n_tasks, n_query, n_way) logits after adaptation
     "Query logits of every task after `eval_inner_steps` inner steps on its support set, in chunks of tasks."
-    if feats is not None: raise ValueError("MAML adapts the backbone to every task, so precomputed features cannot be used: pass feats=None")
-    if tasks.n_way != self.n_way: raise ValueError(f"the tasks are {tasks.n_way}-way but this MAML has n_way={self.n_way}")
-    if tasks.ragged: raise ValueError("MAML needs tasks with equal support and query sizes (BatchNorm would see the padding): "
-                                      "score ragged tasks in groups of equal sizes")
     if query_norm is not None and query_norm not in QUERY_NORMS: raise ValueError(f"query_norm must be one of {QUERY_NORMS}, got {query_norm!r}")
-    get = images.floats if isinstance(images, ImageSource) else (lambda i: images[i].float())
     dev = self.head.weight.device
+    chunks = task_image_chunks("MAML", images, tasks, self.n_way, self.chunk_size, dev, feats)
     params = {k: v.detach() for k, v in self.named_parameters()}
     run = vmap(self.task_logits, in_dims=(0, 0, 0, None, None))
     out, kept = [], self.query_norm
     if query_norm is not None: self.query_norm = query_norm
     try:
         with torch.no_grad():
-            for i in range(0, tasks.n_tasks, self.chunk_size):
-                sub = tasks[i:i + self.chunk_size]
-                xs, xq = get(sub.support.flatten()).to(dev), get(sub.query.flatten()).to(dev)
-                xs, xq = xs.view(*sub.support.shape, *xs.shape[1:]), xq.view(*sub.query.shape, *xq.shape[1:])
+            for sub, xs, xq in chunks:
                 out.append(run(xs, sub.support_labels.to(dev), xq, self.eval_inner_steps, params))
     finally: self.query_norm = kept
     return torch.cat(out)

@@ -9,11 +9,10 @@ from __future__ import annotations
 import torch, torch.nn as nn
 from torch.func import vmap
 from ..data.samplers import EpisodeBatch
-from ..data.streams import ImageSource
 from ..core import check_int
 from ..tasks import task_tensors, TaskTensors, VersaNet, versa_logit_moments, versa_nll
 from .trainer import Method
-from .maml import use_batch_stats_, stats_from_first, QUERY_NORMS
+from .maml import use_batch_stats_, stats_from_first, task_image_chunks, QUERY_NORMS
 
 # %% auto #0
 __all__ = ['VersaE2E']
@@ -81,25 +80,18 @@ class VersaE2E(Method):
                query_norm:str|None=None,  # 'batch' or 'support' for these scores (default: the model's `query_norm`)
               ) -> torch.Tensor:          # (n_tasks, n_query, n_way) log predictive probabilities
         "Log predictive probabilities of every task's queries, the logits sampled `n_samples` times from a seeded generator."
-        if feats is not None: raise ValueError("VersaE2E normalises every task with its own batch statistics, so precomputed features cannot be used: pass feats=None")
-        if tasks.n_way != self.n_way: raise ValueError(f"the tasks are {tasks.n_way}-way but this model has n_way={self.n_way}")
-        if tasks.ragged: raise ValueError("VersaE2E needs tasks with equal support and query sizes (BatchNorm would see the padding): "
-                                          "score ragged tasks in groups of equal sizes (maml_scorer does)")
         qn = query_norm or self.query_norm
         if qn not in QUERY_NORMS: raise ValueError(f"query_norm must be one of {QUERY_NORMS}, got {qn!r}")
-        get = images.floats if isinstance(images, ImageSource) else (lambda i: images[i].float())
         dev = self.head.w_mean[0].weight.device
+        chunks = task_image_chunks("VersaE2E", images, tasks, self.n_way, self.chunk_size, dev, feats)
         gen = torch.Generator(dev).manual_seed(self.seed)
         eps = torch.randn((self.n_samples, tasks.n_tasks, tasks.query.shape[1], self.n_way), generator=gen, device=dev)   # every task's draws, before chunking
-        was, out = self.training, []
+        was, out, start = self.training, [], 0
         self.eval()
         try:
-            for i in range(0, tasks.n_tasks, self.chunk_size):
-                sub = tasks[i:i + self.chunk_size]
-                xs, xq = get(sub.support.flatten()).to(dev), get(sub.query.flatten()).to(dev)
-                xs, xq = xs.view(*sub.support.shape, *xs.shape[1:]), xq.view(*sub.query.shape, *xq.shape[1:])
+            for sub, xs, xq in chunks:
                 with torch.no_grad(): t = self.tasks(xs, sub.support_labels.to(dev), xq, qn)
-                out.append(self.log_predictive(t, eps[:, i:i + self.chunk_size]))
+                out.append(self.log_predictive(t, eps[:, start:start + sub.n_tasks])); start += sub.n_tasks
         finally: self.train(was)
         return torch.cat(out)
 
