@@ -14,7 +14,7 @@ from ..metrics import fmt, fmt_interval
 # %% auto #0
 __all__ = ['VERDICTS', 'TESTS', 'KINDS', 'Z90_OVER_Z95', 'FINDINGS_COLUMNS', 'interval90', 'decide', 'verdict_base',
            'printed_numbers', 'Finding', 'findings_table', 'verdict_of', 'paper_findings_missing_numbers',
-           'finding_texts', 'seed_pooled', 'tasks_to_decide']
+           'finding_texts', 'seed_pooled', 'tasks_to_decide', 'seeds_to_decide']
 
 # %% ../../nbs/bench/60a_findings.ipynb #0661d1ef
 VERDICTS = ("reproduced", "smaller effect", "larger effect", "direction only", "equivalent",
@@ -277,3 +277,28 @@ def tasks_to_decide(
     if g("test") != "effect" or _nan(g("paper_low")): return held
     near = min(abs(float(v) - null) for v in (g("paper_low"), g("paper_high", g("paper_low"))) if not _nan(v))
     return min(held, math.inf if near <= 0 else math.ceil(n * (width / near) ** 2))   # too narrow to hold both null and the paper's value
+
+# %% ../../nbs/bench/60a_findings.ipynb #71b6afb6
+def seeds_to_decide(
+    estimates,            # the pilot's estimate per seed (two at least: their spread is the seed-to-seed noise)
+    half_widths,          # their 95% half-widths (each seed's own noise); their mean is given to every fresh seed
+    ks=(3, 4, 5, 6, 8, 10),  # numbers of fresh seeds to try
+    null:float=0.0,       # the value a decision excludes
+    n_draws:int=4000,     # simulated decision runs per k
+    seed:int=0,           # seed of the simulation
+) -> dict:                # k -> probability that the pooled 95% interval over k fresh seeds excludes `null`
+    "Probability that k fresh seeds decide a claim, from a pilot of a few seeds: its mean, spread and half-width held."
+    import numpy as np
+    from scipy import stats
+    x, hw = np.asarray(estimates, dtype=float), np.asarray(half_widths, dtype=float)
+    if len(x) < 2 or np.isnan(x).any() or np.isnan(hw).any():
+        raise ValueError(f"seeds_to_decide needs two pilot seeds at least, without NaN: got estimates {x.tolist()}, half-widths {hw.tolist()}")
+    if any(int(k) < 2 for k in ks): raise ValueError(f"every k must be 2 or more (seed_pooled's t interval needs two seeds): got {list(ks)}")
+    rng, within = np.random.default_rng(seed), (hw.mean() / 1.959964) ** 2
+    out = {}
+    for k in map(int, ks):
+        e = rng.normal(x.mean(), x.std(ddof=1), (n_draws, k))   # the fresh seeds' estimates
+        half = stats.t.ppf(0.975, k - 1) * np.sqrt(e.var(axis=1, ddof=1) / k + within / k)   # seed_pooled's half-width
+        m = e.mean(axis=1)
+        out[k] = float(np.mean((m - half > null) | (m + half < null)))
+    return out
