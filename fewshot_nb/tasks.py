@@ -188,12 +188,18 @@ class VersaNet(nn.Module):
         "Posterior mean and log-variance of each class's weights and bias, from its pooled support feature."
         return self.w_mean(pooled), self.w_logvar(pooled), self.b_mean(pooled)[..., 0], self.b_logvar(pooled)[..., 0]
 
+    def posterior(self,
+                  t:TaskTensors,   # tasks, features in the view the network was trained on
+                 ) -> tuple[torch.Tensor, ...]: # as `forward`, for every task's classes
+        "The posterior of every task's classes, from the mean of each class's support features (`prototypes`, padding left out)."
+        return self(prototypes(t.support, t.labels, t.n_way, t.support_mask))
+
 def versa_logit_moments(
     net:VersaNet,     # the amortisation network
     t:TaskTensors,    # tasks, features in the view the network was trained on
 ) -> tuple[torch.Tensor, torch.Tensor]: # mean and variance (n_tasks, n_query, K) of each query's logits
     "Mean and variance of each query's logits under the posterior of its task's classifiers (local reparameterisation)."
-    w_mu, w_lv, b_mu, b_lv = net(prototypes(t.support, t.labels, t.n_way, t.support_mask))
+    w_mu, w_lv, b_mu, b_lv = net.posterior(t)
     mean = torch.baddbmm(b_mu.unsqueeze(1), t.query, w_mu.transpose(1, 2))
     var = torch.baddbmm(b_lv.exp().unsqueeze(1), t.query.square(), w_lv.exp().transpose(1, 2))
     return mean, var

@@ -202,7 +202,7 @@ class Versa(MetaSolver):
 
     def posterior(self, net:nn.Module, t:TaskTensors) -> tuple[torch.Tensor, ...]:
         "Mean and log-variance of every class's weights `(n_tasks, K, d)` and bias `(n_tasks, K)`."
-        return net(prototypes(t.support, t.labels, t.n_way, t.support_mask))
+        return net.posterior(t)
 
     def logit_moments(self, net:nn.Module, t:TaskTensors) -> tuple[torch.Tensor, torch.Tensor]:
         "Mean and variance `(n_tasks, n_query, K)` of each query's logits under the posterior (local reparameterisation)."
