@@ -32,6 +32,17 @@ def test_curve_is_written_resumed_and_extended(tmp_path):
     assert two_families.mode == "P"   # stored with a palette
 
 
+def test_curve_scores_validation_characters(tmp_path, capsys):
+    "--validation N: each point also scored on characters of other alphabets (Lake's runs), where a recipe can be chosen."
+    out = tmp_path/"ns_val.csv"
+    gc.main(["--model", "vae_ns", "--beta", "1", "--n-per-class", "20", "--validation", "10", "--at", "0.2", "--out", str(out)])
+    row = pd.read_csv(out).iloc[0]
+    assert 0 <= row.recognizability_val_frac <= 1 and row.diversity_val > 0 and row.recognizability_val_hw_frac > 0
+    assert row.recognizability_val_frac != row.recognizability_frac and row.diversity_val != row.diversity   # other characters
+    with pytest.raises(SystemExit): gc.main(["--model", "vae_ns", "--validation", "-1", "--at", "0.2", "--out", str(tmp_path/"x.csv")])
+    assert "--validation must be 0" in capsys.readouterr().err
+
+
 def test_curve_needs_points_and_output(tmp_path, capsys):
     with pytest.raises(SystemExit): gc.main(["--model", "vae_ns", "--out", str(tmp_path/"x.csv")])
     assert "--at and --out" in capsys.readouterr().err

@@ -2,7 +2,8 @@
 
 Trains one model of `fewshot_nb.bench.generation.GENERATORS` on the bench's training characters and, at each
 epoch listed in `--at`, draws 20 samples from the prototype of every test class and scores them with the released
-critics (the bench's fixed recognizability tasks). One CSV row per evaluation (epoch, step, training seconds, loss,
+critics (the bench's fixed recognizability tasks); with `--validation N`, also on validation characters of other
+alphabets, on which a recipe can be chosen without looking at the test characters. One CSV row per evaluation (epoch, step, training seconds, loss,
 diversity and recognizability with their 95% half-widths over classes; recognizability as a fraction in
 [0, 1]: recognizability_frac, recognizability_hw_frac); the model is checkpointed at each evaluation,
 so an interrupted run resumes where it stopped.
@@ -88,6 +89,9 @@ def main(argv=None):
     ap.add_argument("--train-classes", type=int, default=None,
                     help="train on this many of the bench's training characters (a seeded subset, nested: a smaller one is inside a larger one)")
     ap.add_argument("--n-per-class", type=int, default=500)
+    ap.add_argument("--validation", type=int, default=0, metavar="N",
+                    help="also score every point on validation characters, on which a recipe may be chosen: characters 01 to N of each "
+                         "alphabet of Lake's runs (other alphabets than the test's; 65 characters at N = 10), in columns *_val*; 0: none")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out")
     a = ap.parse_args(argv)
@@ -96,6 +100,9 @@ def main(argv=None):
 
     seed_everything(a.seed)
     bench = GenerationBench(image_size=a.image_size, n_per_class=a.n_per_class, seed=0, rotations=a.rotations)
+    if a.validation < 0: ap.error(f"--validation must be 0 (none) or a number of characters per alphabet, got {a.validation}")
+    val_bench = None if not a.validation else GenerationBench(image_size=a.image_size, sets="run_characters", n_test=a.validation, seed=0,
+                                                              simclr=bench.simclr, protonet=bench.protonet)   # 500 tasks a character
     if a.train_classes is not None:
         if a.rotations: ap.error("--train-classes and --rotations together are not supported: subset the characters or rotate them")
         try: bench.train = training_subset(bench.train, a.train_classes)
@@ -123,6 +130,10 @@ def main(argv=None):
         row = dict(model=a.model, beta=a.beta, n_train_classes=bench.train.n_classes, epoch=epoch_at[t.step],
                    diversity=pt["diversity"], diversity_hw=pt["diversity_hw"],
                    recognizability_frac=pt["recognizability_frac"], recognizability_hw_frac=pt["recognizability_hw_frac"], **last)
+        if val_bench is not None:   # the same model shown the validation characters' prototypes
+            pv = summarise_scores(val_bench.evaluate(generate_samples(m, val_bench.prototypes(), val_bench.n_samples, seed=0)))
+            row |= dict(diversity_val=pv["diversity"], diversity_val_hw=pv["diversity_hw"], recognizability_val_frac=pv["recognizability_frac"],
+                        recognizability_val_hw_frac=pv["recognizability_hw_frac"])
         print({"step": t.step, **row}, flush=True)
         return row
 
