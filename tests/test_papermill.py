@@ -143,6 +143,14 @@ def test_exp_beta_injected_and_rerun_loads_checkpoints(tmp_path):
     for f in ("summary.csv", "human.csv", "fit.csv", "findings.csv", "fig_beta.png", "samples_beta1.png",
               "samples_beta5.png"):
         assert (out/f).stat().st_size > 0, f
+    val, sel = pd.read_csv(out/"validation.csv"), pd.read_csv(out/"selection.csv")   # beta chosen on characters of other alphabets
+    assert list(val.columns) == list(results.columns) and val.groupby("beta").size().eq(65).all()   # 01-10 of the runs' alphabets
+    assert not {c.split("/")[0] for c in val["class"]} & {c.split("/")[0] for c in results["class"]}
+    assert sel.groupby("part").characters.first().to_dict() == {"reported": 24, "validation": 65}
+    chosen = sel[sel.chosen].beta.unique()
+    assert len(chosen) == 1 and record["extra"]["selected"]["beta"]["value"] == chosen[0]
+    best = val.groupby("beta").recognizability_frac.mean()
+    assert best[chosen[0]] == best.max()                                                # validation's most recognizable beta
     assert len(list((out/"checkpoints").glob("*.pt"))) == 3
     stamps = {p.name: p.stat().st_mtime_ns for p in (out/"checkpoints").iterdir()}
     run("second.ipynb")
@@ -226,11 +234,13 @@ def test_exp_generation_refuses_bad_parameters(tmp_path):
 
 
 def test_exp_beta_refuses_bad_parameters(tmp_path):
-    "A model without a beta, or a sample count the human point cannot match, stops the run with a clear error."
+    "A model without a beta, a sample count the human point cannot match, or validation characters that are also trained on, stop the run with a clear error."
     _assert_refused(tmp_path, "exp_beta.ipynb", ((dict(model="dagan_un"), "parameter 'model' must be one of 'vae_ns', 'vae_stn', got 'dagan_un'"),
                                                  (dict(n_samples=10, epochs=None, steps=1), "n_samples must be 20"),
                                                  (dict(n_jobs=0), "parameter 'n_jobs' must be at least 1, got 0"),
-                                                 (dict(critics=str(tmp_path)), "has no simclr.pt")))
+                                                 (dict(critics=str(tmp_path)), "has no simclr.pt"),
+                                                 (dict(n_val=-1), "parameter 'n_val' must be at least 0, got -1"),
+                                                 (dict(sets="run_characters", n_samples=4, epochs=None, steps=1), "share alphabets with the training and test characters")))
 
 
 
