@@ -43,6 +43,22 @@ def test_curve_scores_validation_characters(tmp_path, capsys):
     assert "--validation must be 0" in capsys.readouterr().err
 
 
+def test_select_chooses_on_validation_only(tmp_path):
+    "--select: per model and beta, the curve whose last point is most recognizable on validation, whatever the test characters say."
+    cols = dict(diversity=1.0, diversity_hw=0.1, recognizability_hw_frac=0.05, recognizability_val_hw_frac=0.04, diversity_val=1.0, diversity_val_hw=0.1)
+    def curve(name, model, beta, val, test, early_val=0.9):   # two points; the first (not the budget's) is the best on validation
+        pd.DataFrame([dict(model=model, beta=beta, epoch=e, recognizability_val_frac=v, recognizability_frac=test, **cols)
+                      for e, v in ((50, early_val), (100, val))]).to_csv(tmp_path/name, index=False)
+    curve("a.csv", "vae_ns", 3.0, 0.40, 0.50); curve("b.csv", "vae_ns", 3.0, 0.35, 0.60); curve("c.csv", "vae_ns", 5.0, 0.30, 0.55)
+    out = tmp_path/"selection.csv"
+    gc.main(["--select", *(str(tmp_path/f) for f in ("a.csv", "b.csv", "c.csv")), "--select-out", str(out)])
+    t = pd.read_csv(out).set_index("curve")
+    assert t.chosen.to_dict() == {"a.csv": True, "b.csv": False, "c.csv": True}   # b is better on test, a on validation; c alone
+    assert (t.epoch == 100).all() and t.loc["a.csv", "recognizability_frac"] == 0.50
+    pd.DataFrame([dict(model="vae_ns", beta=3.0, epoch=1, recognizability_frac=0.5)]).to_csv(tmp_path/"old.csv", index=False)
+    with pytest.raises(SystemExit, match="not scored on validation"): gc.main(["--select", str(tmp_path/"old.csv"), "--select-out", str(out)])
+
+
 def test_curve_needs_points_and_output(tmp_path, capsys):
     with pytest.raises(SystemExit): gc.main(["--model", "vae_ns", "--out", str(tmp_path/"x.csv")])
     assert "--at and --out" in capsys.readouterr().err
@@ -84,3 +100,15 @@ def test_train_classes_with_rotations_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):
         gc.main(["--model", "vae_ns", "--rotations", "--train-classes", "50", "--n-per-class", "20", "--at", "0.1", "--out", str(tmp_path/"x.csv")])
     assert "--train-classes and --rotations" in capsys.readouterr().err
+
+
+def test_stored_schedule_choice():
+    """nbs/results/gen_curves_val: its selection.csv is what its curves give, and exp_generation's recipes (the models' own:
+    a constant rate for the VAE-NS, reduce on plateau for the VAE-STN) are schedules that validation chose."""
+    from fewshot_nb.generation.base import training_recipe
+    folder = ROOT/"nbs"/"results"/"gen_curves_val"
+    stored = pd.read_csv(folder/"selection.csv")
+    pd.testing.assert_frame_equal(gc.select_on_validation([folder/c for c in stored.curve]), stored, check_dtype=False)
+    chosen = set(stored.curve[stored.chosen])
+    assert training_recipe("vae_ns", "small").get("schedule") is None and {"ns_b3_constant.csv", "ns_b5_constant.csv"} <= chosen
+    assert training_recipe("vae_stn", "small")["schedule"] == "plateau" and "stn_b3_plateau.csv" in chosen

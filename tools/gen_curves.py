@@ -10,6 +10,7 @@ so an interrupted run resumes where it stopped.
 
     FEWSHOT_DATA=../shared/data python tools/gen_curves.py --model vae_ns --beta 1 --at 5 10 20 40 --out runs/gen_curves/ns_b1.csv
     python tools/gen_curves.py --plot runs/gen_curves   # one figure of every CSV there: runs/gen_curves/curves.png
+    python tools/gen_curves.py --select runs/val/*.csv --select-out runs/val/selection.csv   # curves made with --validation N
 """
 from __future__ import annotations
 import argparse, importlib.util, io, json
@@ -59,6 +60,22 @@ def plot(folder:Path):
     print(folder / "curves.png")
 
 
+def select_on_validation(paths) -> pd.DataFrame:
+    """The last point of each curve (its budget's epochs), grouped by model and beta: in each group the curve most recognizable
+    on the validation characters (`--validation`) is `chosen`; the test characters' scores are beside it, never used."""
+    rows = []
+    for p in map(Path, paths):
+        d = pd.read_csv(p)
+        if "recognizability_val_frac" not in d: raise SystemExit(f"{p} was not scored on validation characters: make it with --validation N")
+        last = d.iloc[-1]
+        rows.append(dict(curve=p.name, model=last.model, beta=last.beta, epoch=last.epoch, recognizability_val_frac=last.recognizability_val_frac,
+                         recognizability_val_hw_frac=last.recognizability_val_hw_frac, recognizability_frac=last.recognizability_frac,
+                         recognizability_hw_frac=last.recognizability_hw_frac))
+    t = pd.DataFrame(rows)
+    t["chosen"] = t.recognizability_val_frac.eq(t.groupby(["model", "beta"]).recognizability_val_frac.transform("max"))
+    return t
+
+
 def training_subset(train:ImageSource, n_classes:int, seed:int=0) -> ImageSource:
     "The images of `n_classes` of `train`'s classes, drawn by a permutation fixed by `seed`: subsets of one seed are nested."
     if not 1 <= n_classes <= train.n_classes:
@@ -71,6 +88,9 @@ def training_subset(train:ImageSource, n_classes:int, seed:int=0) -> ImageSource
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--plot", type=Path, default=None, help="only plot the CSVs of this folder")
+    ap.add_argument("--select", type=Path, nargs="+", default=None, help="only choose among these curves (made with --validation) on the "
+                    "validation characters, per model and beta, at each curve's last point; the table goes to --select-out")
+    ap.add_argument("--select-out", type=Path, default=None)
     ap.add_argument("--model", default="vae_ns")
     ap.add_argument("--preset", default="small", choices=["small", "paper"])
     ap.add_argument("--beta", type=float, default=None, help="beta of the VAE-like models")
@@ -96,6 +116,11 @@ def main(argv=None):
     ap.add_argument("--out")
     a = ap.parse_args(argv)
     if a.plot is not None: return plot(a.plot)
+    if a.select is not None:
+        if a.select_out is None: ap.error("--select needs --select-out")
+        from fewshot_nb.core import save_csv
+        t = select_on_validation(a.select); save_csv(t, a.select_out, units={"chosen": "whether validation chose this curve (bool)"})
+        return print(t.to_string(index=False))
     if not a.at or not a.out: ap.error("--at and --out are needed to train (or give --plot FOLDER)")
 
     seed_everything(a.seed)
