@@ -18,9 +18,8 @@ from pathlib import Path
 import pandas as pd, torch
 
 from fewshot_nb.core import seed_everything
-from fewshot_nb.bench.generation import GenerationBench, summarise_scores, schedule_callbacks
+from fewshot_nb.bench.generation import GenerationBench, summarise_scores, schedule_callbacks, score_generator
 from fewshot_nb.generation.base import make_generator, training_recipe
-from fewshot_nb.generation.base import generate_samples
 from fewshot_nb.data.augment import Distorted
 from fewshot_nb.data.streams import ImageSource
 from fewshot_nb.training.trainer import Trainer, Optimizer, Evaluate, Checkpoint
@@ -126,8 +125,7 @@ def main(argv=None):
     seed_everything(a.seed)
     bench = GenerationBench(image_size=a.image_size, n_per_class=a.n_per_class, seed=0, rotations=a.rotations)
     if a.validation < 0: ap.error(f"--validation must be 0 (none) or a number of characters per alphabet, got {a.validation}")
-    val_bench = None if not a.validation else GenerationBench(image_size=a.image_size, sets="run_characters", n_test=a.validation, seed=0,
-                                                              simclr=bench.simclr, protonet=bench.protonet)   # 500 tasks a character
+    val_bench = bench.validation_bench(a.validation) if a.validation else None
     if a.train_classes is not None:
         if a.rotations: ap.error("--train-classes and --rotations together are not supported: subset the characters or rotate them")
         try: bench.train = training_subset(bench.train, a.train_classes)
@@ -149,14 +147,13 @@ def main(argv=None):
 
     def evaluate(t:Trainer) -> dict:
         "The trainer's evaluation hook: recognizability and diversity of the samples on the bench, with the training losses since the last point."
-        scores = bench.evaluate(generate_samples(m, bench.prototypes(), bench.n_samples, seed=0))
-        pt = summarise_scores(scores)
+        pt = summarise_scores(score_generator(bench, m)["scores"])
         last = {k: v for k, v in t.history[-1].items() if k not in ("step", "train_acc", "lr", "images_per_s")}   # means since the last row
         row = dict(model=a.model, beta=a.beta, n_train_classes=bench.train.n_classes, epoch=epoch_at[t.step],
                    diversity=pt["diversity"], diversity_hw=pt["diversity_hw"],
                    recognizability_frac=pt["recognizability_frac"], recognizability_hw_frac=pt["recognizability_hw_frac"], **last)
         if val_bench is not None:   # the same model shown the validation characters' prototypes
-            pv = summarise_scores(val_bench.evaluate(generate_samples(m, val_bench.prototypes(), val_bench.n_samples, seed=0)))
+            pv = summarise_scores(score_generator(val_bench, m)["scores"])
             row |= dict(diversity_val=pv["diversity"], diversity_val_hw=pv["diversity_hw"], recognizability_val_frac=pv["recognizability_frac"],
                         recognizability_val_hw_frac=pv["recognizability_hw_frac"])
         print({"step": t.step, **row}, flush=True)

@@ -113,6 +113,24 @@ def critic_diversity(self:GenerationBench) -> pd.DataFrame:
     out["unit"] = "*_eq2: Eq. 2, the root of the total variance of the critic's 256-d features; *_eq3: Eq. 3, the mean chord between pairs"
     return pd.DataFrame(out)
 
+# %% ../../nbs/bench/62_generation.ipynb #1b19c6a7
+@patch
+def validation_bench(self:GenerationBench,
+                     n_val:int=10,         # characters 01 to n_val of each alphabet of Lake's runs (65 characters at 10)
+                     data_root=None,       # data root (default: FEWSHOT_DATA, else the per-user download folder)
+                     n_per_class:int=500,  # recognizability queries per character (the released code: 500)
+                     seed:int=0,           # seed of its recognizability manifest
+                    ) -> GenerationBench:  # a bench of validation characters, scored with this bench's critics
+    "A bench of characters from alphabets this bench neither trains on nor tests: those of Lake's one-shot runs."
+    if not isinstance(n_val, (int, np.integer)) or n_val < 1: raise ValueError(f"n_val must be a positive number of characters per alphabet, got {n_val!r}")
+    v = GenerationBench(image_size=self.image_size, sets="run_characters", n_test=n_val, data_root=data_root, n_per_class=n_per_class,
+                        seed=seed, simclr=self.simclr, protonet=self.protonet, minmax=self.minmax)
+    alphabets = lambda classes: {c.split("/")[0] for c in classes}   # the weak split tests every alphabet it trains on
+    if shared := sorted(alphabets(v.classes) & alphabets(self.classes)):
+        raise ValueError(f"the validation characters (Lake's runs) share alphabets with the training and test characters of this bench: "
+                         f"{', '.join(shared)}. Train on sets without them (sets='small'), or choose nothing on validation (exp_beta: -p n_val 0)")
+    return v
+
 # %% ../../nbs/bench/62_generation.ipynb #c78f368c
 def schedule_callbacks(
     model:GenerativeModel,    # the model
