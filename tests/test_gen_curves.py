@@ -112,3 +112,28 @@ def test_stored_schedule_choice():
     chosen = set(stored.curve[stored.chosen])
     assert training_recipe("vae_ns", "small").get("schedule") is None and {"ns_b3_constant.csv", "ns_b5_constant.csv"} <= chosen
     assert training_recipe("vae_stn", "small")["schedule"] == "plateau" and "stn_b3_plateau.csv" in chosen
+
+
+def test_stored_runs_train_what_validation_chose():
+    """The stored default runs of exp_beta and exp_generation train what validation characters chose: exp_beta at the
+    models' recipes (schedule None), exp_generation's VAEs at the betas exp_beta's runs choose on validation, as their
+    run.json records them (extra.selected); a run re-made with a test-chosen beta or schedule fails here."""
+    import json
+    beta = json.loads((ROOT/"nbs"/"runs"/"exp_beta"/"run.json").read_text())
+    assert beta["params"]["schedule"] is None and beta["extra"]["selected"]["schedule"]["value"] == "the model's recipe"
+    gen = json.loads((ROOT/"nbs"/"runs"/"exp_generation"/"run.json").read_text())
+    for m, by in (("vae_ns", "nbs/runs/exp_beta"), ("vae_stn", "nbs/results/exp_beta_vae_stn")):
+        sel = pd.read_csv(ROOT/by/"selection.csv")
+        chosen = float(sel[(sel.part == "validation") & sel.chosen].beta.iloc[0])
+        assert gen["params"]["model_kwargs"][m]["beta"] == chosen == gen["extra"]["selected"][m]["validation_beta"], (m, chosen)
+        assert gen["extra"]["selected"][m]["by"] == f"{by}/selection.csv"
+
+
+def test_select_on_validation_groups_models_without_beta(tmp_path):
+    "Curves of a model without beta (the DA-GANs: an empty beta column) are one group: the one most recognizable on validation is chosen."
+    for name, val in (("un_a.csv", 0.30), ("un_b.csv", 0.25), ("rn_a.csv", 0.10)):
+        pd.DataFrame(dict(model=["dagan_un" if name.startswith("un") else "dagan_rn"] * 2, beta=[None, None], epoch=[10.0, 30.0],
+                          recognizability_val_frac=[0.0, val], recognizability_val_hw_frac=0.05, recognizability_frac=0.5,
+                          recognizability_hw_frac=0.1)).to_csv(tmp_path/name, index=False)
+    t = gc.select_on_validation(sorted(tmp_path.glob("*.csv"))).set_index("curve")
+    assert t.chosen.to_dict() == {"rn_a.csv": True, "un_a.csv": True, "un_b.csv": False}

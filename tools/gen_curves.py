@@ -71,7 +71,8 @@ def select_on_validation(paths) -> pd.DataFrame:
                          recognizability_val_hw_frac=last.recognizability_val_hw_frac, recognizability_frac=last.recognizability_frac,
                          recognizability_hw_frac=last.recognizability_hw_frac))
     t = pd.DataFrame(rows)
-    t["chosen"] = t.recognizability_val_frac.eq(t.groupby(["model", "beta"]).recognizability_val_frac.transform("max"))
+    best = t.groupby(["model", "beta"], dropna=False).recognizability_val_frac.transform("max")   # a model without beta (the DA-GANs) is one group
+    t["chosen"] = t.recognizability_val_frac.eq(best)
     return t
 
 
