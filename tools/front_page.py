@@ -12,7 +12,7 @@
    nothing is made here.
 3. **Put your generator on the plane** (`nbs/results/front_page/generator/`): the ten-line affine-jitter generator of
    `bench/62_generation` scored on the generation bench at 28 px and drawn beside the four models of exp_generation's
-   stored default run (seed 0 of `nbs/results/exp_generation_sweeps3`) and the human point. Stored: `points.csv`,
+   stored default run (seed 0 of `nbs/results/exp_generation_base3`) and the human point. Stored: `points.csv`,
    `run.json` and `plane.png`.
 
 Every file is written atomically; the figures go through `fewshot_nb.core.save_figure` (9-pt text on the page).
@@ -73,7 +73,7 @@ def generator_path():
 
     bench = GenerationBench(image_size=28, seed=0)
     mine = score_generator(bench, jitter, name="jitter (yours)")
-    stored = ROOT/"nbs"/"results"/"exp_generation_sweeps3"
+    stored = ROOT/"nbs"/"results"/"exp_generation_base3"
     human = json.loads((stored/"run.json").read_text())["extra"]["bench"]["human_diversity"]
     if abs(human - bench.human.diversity_ci.mean) > 1e-4: raise SystemExit("the stored run's bench is not this bench: its human point differs")
     paper = pd.read_csv(stored/"summary.csv").query("experiment == 'fig3a' and seed == 0")
