@@ -104,7 +104,8 @@ def test_train_classes_with_rotations_is_refused(tmp_path, capsys):
 
 def test_stored_schedule_choice():
     """nbs/results/gen_curves_val: its selection.csv is what its curves give, and exp_generation's recipes (the models' own:
-    a constant rate for the VAE-NS, reduce on plateau for the VAE-STN) are schedules that validation chose."""
+    a constant rate for the VAE-NS, reduce on plateau for the VAE-STN, the small DA-GANs' learning rate of 1e-3) are what
+    validation chose."""
     from fewshot_nb.generation.base import training_recipe
     folder = ROOT/"nbs"/"results"/"gen_curves_val"
     stored = pd.read_csv(folder/"selection.csv")
@@ -112,6 +113,8 @@ def test_stored_schedule_choice():
     chosen = set(stored.curve[stored.chosen])
     assert training_recipe("vae_ns", "small").get("schedule") is None and {"ns_b3_constant.csv", "ns_b5_constant.csv"} <= chosen
     assert training_recipe("vae_stn", "small")["schedule"] == "plateau" and "stn_b3_plateau.csv" in chosen
+    for m in ("dagan_un", "dagan_rn"):   # the small DA-GANs' learning rate, chosen against the paper's 1e-4
+        assert training_recipe(m, "small")["lr"] == 1e-3 and f"{m}_lr1e-3.csv" in chosen and f"{m}_lr1e-4.csv" not in chosen
 
 
 def test_stored_runs_train_what_validation_chose():
