@@ -64,7 +64,7 @@ def test_the_headline_verdicts_of_exp_realistic():
 # Experiments whose default run chooses something (a hyper-parameter, a recipe, a checkpoint) before it reports: each names,
 # in its run.json (`extra.selected`), every choice with the data it was made on, which must be validation data, and
 # the data it is reported on.
-CHOOSING = ["exp_realistic", "exp_beta", "exp_bongard", "exp_omniglot_protocol"]
+CHOOSING = ["exp_realistic", "exp_beta", "exp_bongard", "exp_omniglot_protocol", "exp_generation"]
 
 
 @pytest.mark.parametrize("exp", CHOOSING)
