@@ -50,7 +50,9 @@ class _Pool(ProcessPoolExecutor):
         for p in procs:
             with contextlib.suppress(Exception):
                 if p.is_alive(): p.kill()
-        self.shutdown(wait=False, cancel_futures=True)
+        manager = getattr(self, "_executor_manager_thread", None)   # (shutdown drops it) its cleanup closes the pipe that Python's exit
+        self.shutdown(wait=False, cancel_futures=True)              # handler for pools writes to: let it end first, so that an exit soon
+        if manager is not None: manager.join(grace)                 # after prints no EBADF traceback (CPython 3.11)
 
 def worker_pool(
     n:int,                  # worker processes
