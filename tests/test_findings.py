@@ -125,6 +125,34 @@ def test_every_claim_is_measured_where_its_table_says():
             assert row.verdict != "untested" or str(row.precondition) not in ("", "nan"), (exp, cid, row.note)
 
 
+# a decision on fresh training seeds -> its pilot: the stored runs whose seeds chose how many (their READMEs)
+DECISIONS = {"results/exp_generation_unet_decide": ["results/exp_generation_sweeps3"],
+             "results/exp_generation_context_decide": ["results/exp_generation_context_steps3_b3"],
+             "results/exp_realistic_decide_shares": ["runs/exp_realistic", *(f"results/exp_realistic_seed{s}" for s in (1, 2, 3, 4))]}
+
+
+def _seeds(run):   # the training (or extractor) seeds of a stored run: its summary's, or its seedN/ runs' own
+    run = ROOT/"nbs"/run
+    if (run/"summary.csv").is_file() and "seed" in pd.read_csv(run/"summary.csv", nrows=0).columns:
+        return set(pd.read_csv(run/"summary.csv").seed)
+    import json
+    return {json.loads(f.read_text())["params"]["seed"] for f in [*run.glob("run.json"), *run.glob("seed*/run.json")]}
+
+
+@pytest.mark.parametrize("decision", sorted(DECISIONS))
+def test_a_decision_reuses_no_seed_of_its_pilot(decision):
+    "A claim decided on fresh seeds is measured on seeds its pilot never trained, and on as many as its README registered (issue 54)."
+    import re
+    from fewshot_nb.bench.claims import all_claims
+    claims = all_claims()
+    assert (claims.measured_in == decision).any(), f"no claim is measured in {decision}"
+    mine, pilot = _seeds(decision), set().union(*(_seeds(p) for p in DECISIONS[decision]))
+    assert mine and pilot and not mine & pilot, f"{decision} reuses its pilot's seeds {sorted(mine & pilot)}"
+    readme = (ROOT/"nbs"/decision/"README.md").read_text()
+    lo, hi = map(int, re.search(r"\*\*(?:extractor )?seeds (\d+) to (\d+)\*\*", readme).groups())   # the registered seeds, in bold
+    assert mine == set(range(lo, hi + 1)), f"{decision}: seeds {sorted(mine)}, registered {lo} to {hi}"
+
+
 def test_paper_numbers_are_typed_once():
     """Every number of a paper that a claims table holds (its `paper_values`) is typed there only: no code or Markdown cell
     of the experiment that tests the claim retypes it. Numbers of 10 or more with a decimal part (53.4, 16.8): smaller ones
