@@ -168,3 +168,33 @@ def test_bench_malloc_measures_both_settings_and_refuses_a_bad_count(monkeypatch
     assert "buffers kept" in capsys.readouterr().out
     with pytest.raises(SystemExit) as e: bm.main(["--repeat", "0"])
     assert e.value.code == 2
+
+
+# each pilot tool -> the README of the decision it sized, whose table registered what the tool printed
+PILOTS = {"unet_pilot.py": "exp_generation_unet_decide", "context_pilot.py": "exp_generation_context_decide",
+          "fig5a_pilot.py": "exp_generation_fig5a_decide", "realistic_pilot.py": "exp_realistic_decide_shares"}
+
+
+def _probabilities(text):   # claim id -> the probabilities a pilot tool prints for it (its k lines, or the end of its row)
+    import re
+    out, claim = {}, None
+    for line in text.splitlines():
+        if m := re.match(r"^(\w+\.[\w.]+)\b", line):
+            claim = m.group(1); out[claim] = [float(x) for x in re.findall(r"\d\.\d\d", line.rsplit("]", 1)[-1])]
+        elif claim and (m := re.search(r"k = +\d+ fresh seeds: .* = (\d\.\d\d)$", line)):
+            out[claim].append(float(m.group(1)))
+    return out
+
+
+@pytest.mark.parametrize("tool", sorted(PILOTS))
+def test_a_pilot_tool_prints_the_odds_its_decision_registered(tool):
+    "Run from the repository's stored pilot runs, each pilot tool prints the probabilities the decision's README registered."
+    import re, subprocess, sys
+    r = subprocess.run([sys.executable, str(ROOT/"tools"/tool)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-2000:]
+    printed = _probabilities(r.stdout)
+    readme = (ROOT/"nbs"/"results"/PILOTS[tool]/"README.md").read_text()
+    table = {m.group(1): [float(x) for x in m.group(2).split("|")] for m in re.finditer(r"^\| ([a-z]+\.[\w.]+) \| ([\d. |]+?) \|$", readme, re.M)}
+    assert table and set(table) <= set(printed), (sorted(table), sorted(printed))
+    for claim, row in table.items():
+        assert printed[claim] == row, f"{tool}: {claim} prints {printed[claim]}, {PILOTS[tool]}/README.md registered {row}"

@@ -6,14 +6,16 @@ takes the next closest base model, and each seed's paired difference over the te
 VAE-NS's); then simulates the pooled verdict (`seed_pooled`) at k fresh seeds with `bench.findings.seeds_to_decide`:
 each seed's estimate drawn around the pilot's mean with the pilot's seed-to-seed spread, each with the pilot's mean
 half-width. Prints the probability that the pooled 95% interval excludes 0. Run from the repository root:
-    python tools/fig5a_pilot.py
+    python tools/fig5a_pilot.py                                           # the pilot
+    python tools/fig5a_pilot.py nbs/results/exp_generation_fig5a_decide   # the same numbers on the decision run
 """
 import numpy as np, pandas as pd
 from fewshot_nb.generation.metrics import z_scale, class_distances_to_humans
 from fewshot_nb.metrics import paired_comparison
 from fewshot_nb.bench.findings import seed_pooled, seeds_to_decide
 
-d = "nbs/results/exp_generation_base3"
+import sys
+d = sys.argv[1] if len(sys.argv) > 1 else "nbs/results/exp_generation_base3"   # or another run of the base models: python tools/fig5a_pilot.py <folder>
 S, H = pd.read_csv(f"{d}/summary.csv"), pd.read_csv(f"{d}/human.csv")
 X = pd.read_csv(f"{d}/results.csv").query("experiment == 'fig3a'")
 classes = H["class"].tolist()
