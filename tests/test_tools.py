@@ -196,5 +196,6 @@ def test_a_pilot_tool_prints_the_odds_its_decision_registered(tool):
     readme = (ROOT/"nbs"/"results"/PILOTS[tool]/"README.md").read_text()
     table = {m.group(1): [float(x) for x in m.group(2).split("|")] for m in re.finditer(r"^\| ([a-z]+\.[\w.]+) \| ([\d. |]+?) \|$", readme, re.M)}
     assert table and set(table) <= set(printed), (sorted(table), sorted(printed))
-    for claim, row in table.items():
-        assert printed[claim] == row, f"{tool}: {claim} prints {printed[claim]}, {PILOTS[tool]}/README.md registered {row}"
+    for claim, row in table.items():   # P is a share of 4,000 simulated draws on stored numbers, printed to 2 decimals: a last-bit
+        # difference between CPUs can flip a draw at the threshold (1/4000) and so the rounding, by 0.01 at most
+        assert printed[claim] == pytest.approx(row, abs=0.01 + 1e-9), f"{tool}: {claim} prints {printed[claim]}, {PILOTS[tool]}/README.md registered {row}"

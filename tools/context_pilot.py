@@ -8,9 +8,9 @@ spread, each with the pilot's mean half-width.
 Prints the probability that the pooled 95% interval excludes 0. Run from the repository root:
     python tools/context_pilot.py
 """
-import numpy as np, pandas as pd
+import pandas as pd
 from fewshot_nb.metrics import paired_comparison
-from fewshot_nb.bench.findings import seed_pooled, seeds_to_decide
+from pilot_odds import report
 
 X = pd.read_csv("nbs/results/exp_generation_context_steps3_b3/results.csv").query("experiment == 'context'")
 classes = sorted(X["class"].unique())
@@ -19,8 +19,4 @@ def per_class(r, v, col): return r[r.variant == v].groupby("class")[col].mean().
 for cid, a, b, col, scale in [("bg.context.more_recognizable", large, small, "recognizability_frac", 100),
                               ("bg.context.less_diverse", small, large, "diversity", 1)]:
     ps = [paired_comparison(scale * per_class(r, a, col), scale * per_class(r, b, col)) for _, r in X.groupby("seed")]
-    est = np.array([p.mean_diff for p in ps])
-    m, lo, hi, k0 = seed_pooled(est, [p.low for p in ps], [p.high for p in ps])
-    print(f"{cid} ({a} - {b}): per seed {np.round(est, 2).tolist()}, pooled {m:.2f} [{lo:.2f}, {hi:.2f}] over {k0} seeds")
-    for k, pr in seeds_to_decide(est, [(p.high - p.low) / 2 for p in ps], ks=(3, 4, 5, 6, 8, 10, 12)).items():
-        print(f"  k = {k:2d} fresh seeds: P(the pooled interval excludes 0) = {pr:.2f}")
+    report(cid, [p.mean_diff for p in ps], [p.low for p in ps], [p.high for p in ps], label=f" ({a} - {b})")

@@ -9,12 +9,12 @@ half-width. Prints the probability that the pooled 95% interval excludes 0. Run 
     python tools/fig5a_pilot.py                                           # the pilot
     python tools/fig5a_pilot.py nbs/results/exp_generation_fig5a_decide   # the same numbers on the decision run
 """
+import sys
 import numpy as np, pandas as pd
 from fewshot_nb.generation.metrics import z_scale, class_distances_to_humans
 from fewshot_nb.metrics import paired_comparison
-from fewshot_nb.bench.findings import seed_pooled, seeds_to_decide
+from pilot_odds import report
 
-import sys
 d = sys.argv[1] if len(sys.argv) > 1 else "nbs/results/exp_generation_base3"   # or another run of the base models: python tools/fig5a_pilot.py <folder>
 S, H = pd.read_csv(f"{d}/summary.csv"), pd.read_csv(f"{d}/human.csv")
 X = pd.read_csv(f"{d}/results.csv").query("experiment == 'fig3a'")
@@ -28,8 +28,4 @@ D = pd.concat([pd.DataFrame({"class": classes, "model": m, "seed": s, "distance"
 print("mean distance to humans per model and seed:\n", D.groupby(["model", "seed"]).distance.mean().unstack().round(2))
 runner = D[D.model != "vae_ns"].groupby("model").distance.mean().idxmin()
 ps = [paired_comparison(per_class(r[r.model == runner], "distance"), per_class(r[r.model == "vae_ns"], "distance")) for _, r in D.groupby("seed")]
-est = np.array([p.mean_diff for p in ps])
-m, lo, hi, k0 = seed_pooled(est, [p.low for p in ps], [p.high for p in ps])
-print(f"bg.fig5a.closest ({runner} - vae_ns): per seed {np.round(est, 2).tolist()}, pooled {m:.2f} [{lo:.2f}, {hi:.2f}] over {k0} seeds")
-for k, pr in seeds_to_decide(est, [(p.high - p.low) / 2 for p in ps], ks=(3, 4, 5, 6, 8, 10, 12)).items():
-    print(f"  k = {k:2d} fresh seeds: P(the pooled interval excludes 0) = {pr:.2f}")
+report("bg.fig5a.closest", [p.mean_diff for p in ps], [p.low for p in ps], [p.high for p in ps], label=f" ({runner} - vae_ns)")
