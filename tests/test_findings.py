@@ -129,6 +129,7 @@ def test_every_claim_is_measured_where_its_table_says():
 DECISIONS = {"results/exp_generation_unet_decide": ["results/exp_generation_sweeps3"],
              "results/exp_generation_context_decide": ["results/exp_generation_context_steps3_b3"],
              "results/exp_generation_fig5a_decide": ["results/exp_generation_base3"],
+             "results/exp_generation_fig5b_decide": ["results/exp_generation_fig5b_pilot"],
              "results/exp_realistic_decide_shares": ["runs/exp_realistic", *(f"results/exp_realistic_seed{s}" for s in (1, 2, 3, 4))]}
 
 
