@@ -174,7 +174,8 @@ def test_bench_malloc_measures_both_settings_and_refuses_a_bad_count(monkeypatch
 PILOTS = {"unet_pilot.py": "exp_generation_unet_decide", "context_pilot.py": "exp_generation_context_decide",
           "fig5a_pilot.py": "exp_generation_fig5a_decide", "fig5b_pilot.py": "exp_generation_fig5b_decide",
           "realistic_pilot.py": "exp_realistic_decide_shares",
-          "beta_pilot.py": "exp_beta_seeds3"}   # the last a pilot that decided against a decision run: its README's odds, no run
+          "beta_pilot.py": "exp_beta_seeds3", "stn_amplitude_pilot.py": "exp_beta_vae_stn_seeds3"}   # the last two: pilots that
+# decided against a decision run (their READMEs' odds, no run)
 
 
 def _probabilities(text):   # claim id -> the probabilities a pilot tool prints for it (its k lines, or the end of its row)
