@@ -20,8 +20,9 @@ from .critics import Critic, critic_features, critic_input
 __all__ = ['select_prototypes', 'diversity', 'cosine_dispersion', 'RecognizabilityTasks', 'recognizability_tasks',
            'Recognizability', 'recognizability_from_feats', 'recognizability', 'images_by_class', 'OwnPrototypeRate',
            'own_prototype_rate', 'HumanPoint', 'human_point', 'z_scale', 'distance_to_humans',
-           'class_distances_to_humans', 'Correlation', 'metric_correlations', 'maml_recognizability', 'CriticAgreement',
-           'critic_agreement', 'tsne', 'class_separation', 'SweepFit', 'fit_sweep']
+           'class_distances_to_humans', 'Correlation', 'metric_correlations', 'spearman_z', 'concept_agreement',
+           'range_difference', 'maml_recognizability', 'CriticAgreement', 'critic_agreement', 'tsne',
+           'class_separation', 'SweepFit', 'fit_sweep']
 
 # %% ../../nbs/generation/51_metrics.ipynb #1e80b567
 def select_prototypes(
@@ -396,6 +397,72 @@ def metric_correlations(
     from scipy import stats   # imported here: 0.8 s that every process importing the package would pay
     r, rp = stats.pearsonr(a, b); rho, sp = stats.spearmanr(a, b)
     return Correlation(float(r), float(rp), float(rho), float(sp), len(a))
+
+# %% ../../nbs/generation/51_metrics.ipynb #a4813497
+def spearman_z(
+    a,    # (n,) one measure per class
+    b,    # (n,) the other measure, same order (n >= 4)
+) -> tuple[float, float, float]:   # Fisher's z of Spearman's rho, and its 95% interval on the z scale
+    "Spearman's rho on Fisher's z scale, with Bonett and Wright's variance (1 + rho^2/2)/(n - 3): pool on z, report tanh(z)."
+    from scipy import stats   # imported here, as in metric_correlations
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.ndim != 1 or a.shape != b.shape or len(a) < 4:
+        raise ValueError(f"a and b must be 1-D of the same length, 4 at least (the variance divides by n - 3): got {a.shape} and {b.shape}")
+    rho = float(stats.spearmanr(a, b).statistic)
+    if math.isnan(rho): raise ValueError("a or b is constant: Spearman's rho is undefined")
+    z = math.atanh(min(max(rho, -1 + 1e-12), 1 - 1e-12))   # a perfect rank agreement stays finite
+    h = 1.959964 * math.sqrt((1 + rho ** 2 / 2) / (len(a) - 3))
+    return z, z - h, z + h
+
+# %% ../../nbs/generation/51_metrics.ipynb #2c8c33b0
+def concept_agreement(
+    summary:pd.DataFrame,   # a run's points, one per model, variant and seed: diversity, recognizability_frac, distance_to_humans
+    results:pd.DataFrame,   # its per-class rows: model, variant, seed, class, diversity, recognizability_frac
+    human:pd.DataFrame,     # the humans' per-class table: class, diversity, recognizability_frac
+    models=("vae_ns", "vae_stn"),  # the two models compared
+) -> tuple[pd.DataFrame, dict]:   # per seed: rho, z, z_low, z_high (`spearman_z`); the variant of each model compared
+    """Fig. 5b, seed by seed: Spearman's rho over the classes between two models' distances to humans, each model at its
+    configuration closest to humans (its least mean `distance_to_humans` over the seeds), the distances in the plane
+    z-scored over `summary`'s points. Positive: the two models come close to humans on the same concepts."""
+    cols, models = ["diversity", "recognizability_frac"], list(models)
+    if len(models) != 2 or not set(models) <= set(summary.model):
+        raise ValueError(f"models must be two of the summary's models {sorted(set(summary.model))}: got {models}")
+    classes = human["class"].tolist()
+    hc, scale = human.set_index("class").loc[classes, cols].to_numpy(), z_scale(summary[cols].to_numpy(), human[cols].mean().to_numpy())
+    best = {m: summary[summary.model == m].groupby("variant").distance_to_humans.mean().idxmin() for m in models}
+    rows = []
+    for s, r in results.groupby("seed"):
+        per = [r[(r.model == m) & (r.variant == v)].groupby("class")[cols].mean() for m, v in best.items()]
+        if any(not set(classes) <= set(t.index) for t in per):
+            raise ValueError(f"seed {s}: results lack some of the humans' classes for {best}; every class of `human` needs a row per model and seed")
+        z = spearman_z(*(class_distances_to_humans(t.loc[classes].to_numpy(), hc, scale) for t in per))
+        rows.append(dict(seed=s, rho=math.tanh(z[0]), z=z[0], z_low=z[1], z_high=z[2]))
+    return pd.DataFrame(rows), best
+
+# %% ../../nbs/generation/51_metrics.ipynb #71f352ba
+def range_difference(
+    a:pd.DataFrame,     # model A's per-class rows over a sweep: seed, class, the swept column (`by`) and `col`
+    b:pd.DataFrame,     # model B's, on the same classes and seed numbers
+    col:str,            # the measure (e.g. 'recognizability_frac')
+    by:str="beta",      # the swept hyperparameter
+    scale:float=1.0,    # multiplies the difference (100: a fraction in points)
+    n_boot:int=2000,    # bootstrap draws over the classes
+    seed:int=0,         # seed of the draws (the same draws for every seed of the runs)
+) -> pd.DataFrame:      # per seed: estimate, low, high (95% percentile interval)
+    """S15, seed by seed: how much more a sweep moves model A than model B, each model's range over the sweep (its most minus
+    its least of the mean over the classes), A's minus B's, with a bootstrap over the classes resampled alike for both."""
+    classes, seeds = sorted(set(a["class"]) & set(b["class"])), sorted(set(a.seed) & set(b.seed))
+    if not classes or not seeds:
+        raise ValueError(f"a and b share no class or no seed (seeds {sorted(set(a.seed))} and {sorted(set(b.seed))}): pair runs of the same classes and seeds")
+    rng = np.random.default_rng(seed)
+    draws = [classes] + [list(rng.choice(classes, len(classes))) for _ in range(n_boot)]
+    rows = []
+    for s in seeds:
+        tabs = [x[x.seed == s].groupby([by, "class"])[col].mean().unstack("class") for x in (a, b)]
+        span = lambda t, cl: (lambda v: v.max() - v.min())(t[cl].mean(axis=1))
+        d = np.array([scale * (span(tabs[0], cl) - span(tabs[1], cl)) for cl in draws])
+        rows.append(dict(seed=s, estimate=d[0], low=np.percentile(d[1:], 2.5), high=np.percentile(d[1:], 97.5)))
+    return pd.DataFrame(rows)
 
 # %% ../../nbs/generation/51_metrics.ipynb #739f779d
 def maml_recognizability(
