@@ -173,6 +173,7 @@ def test_bench_malloc_measures_both_settings_and_refuses_a_bad_count(monkeypatch
 # each pilot tool -> the README of the decision it sized, whose table registered what the tool printed
 PILOTS = {"unet_pilot.py": "exp_generation_unet_decide", "context_pilot.py": "exp_generation_context_decide",
           "fig5a_pilot.py": "exp_generation_fig5a_decide", "fig5b_pilot.py": "exp_generation_fig5b_decide",
+          "latent_pilot.py": "exp_generation_latent_decide",
           "realistic_pilot.py": "exp_realistic_decide_shares",
           "beta_pilot.py": "exp_beta_seeds3", "stn_amplitude_pilot.py": "exp_beta_vae_stn_seeds3"}   # the last two: pilots that
 # decided against a decision run (their READMEs' odds, no run)

@@ -21,7 +21,7 @@ __all__ = ['select_prototypes', 'diversity', 'cosine_dispersion', 'Recognizabili
            'Recognizability', 'recognizability_from_feats', 'recognizability', 'images_by_class', 'OwnPrototypeRate',
            'own_prototype_rate', 'HumanPoint', 'human_point', 'z_scale', 'distance_to_humans',
            'class_distances_to_humans', 'Correlation', 'metric_correlations', 'spearman_z', 'concept_agreement',
-           'range_difference', 'maml_recognizability', 'CriticAgreement', 'critic_agreement', 'tsne',
+           'range_difference', 'latent_trend', 'maml_recognizability', 'CriticAgreement', 'critic_agreement', 'tsne',
            'class_separation', 'SweepFit', 'fit_sweep']
 
 # %% ../../nbs/generation/51_metrics.ipynb #1e80b567
@@ -463,6 +463,35 @@ def range_difference(
         d = np.array([scale * (span(tabs[0], cl) - span(tabs[1], cl)) for cl in draws])
         rows.append(dict(seed=s, estimate=d[0], low=np.percentile(d[1:], 2.5), high=np.percentile(d[1:], 97.5)))
     return pd.DataFrame(rows)
+
+# %% ../../nbs/generation/51_metrics.ipynb #7542ca4d
+def latent_trend(
+    results:pd.DataFrame,   # the per-class rows of a latent sweep: model, z_dim, seed, class and `col`
+    col:str,                # the measure (e.g. 'diversity', 'recognizability_frac')
+    scale:float=1.0,        # multiplies the differences (100: a fraction in points)
+    n_boot:int=2000,        # bootstrap draws over the classes
+    seed:int=0,             # seed of the draws (the same draws for every training seed)
+) -> pd.DataFrame:          # per seed: estimate, low, high (95% percentile interval holding the estimate); attrs['by_model']
+    """S16, seed by seed: whether the latent size moves every model one way. Each model's largest minus smallest latent size
+    class by class; the least over the models of sign x mean difference (the sign of the models' mean difference): above
+    0 every model moves one way, below 0 some model moves against the others. `attrs['by_model']`: seed -> each model's
+    mean difference."""
+    need = {"model", "z_dim", "seed", "class", col}
+    if not need <= set(results.columns):
+        raise ValueError(f"results lack the columns {sorted(need - set(results.columns))}: pass a run's per-class rows of its latent sweep (experiment == 'latent')")
+    ends = {m: (g.z_dim.min(), g.z_dim.max()) for m, g in results.groupby("model") if g.z_dim.nunique() >= 2}
+    if len(ends) < 2: raise ValueError(f"a common trend needs two models swept over two latent sizes at least: got {ends or 'none'}")
+    classes, least = list(dict.fromkeys(results["class"])), lambda D: np.min(np.sign(D.mean(axis=1).mean()) * D.mean(axis=1))
+    rows, by_model = [], {}
+    for s, r in results.groupby("seed"):
+        per = lambda m, z: r[(r.model == m) & (r.z_dim == z)].groupby("class")[col].mean().reindex(classes).to_numpy()
+        D = np.stack([scale * (per(m, b) - per(m, a)) for m, (a, b) in ends.items()])   # (models, classes)
+        if np.isnan(D).any(): raise ValueError(f"seed {s}: a model lacks some class at one end of its sweep {ends}; every class needs a row at both ends")
+        est, boot = least(D), [least(D[:, i]) for i in np.random.default_rng(seed).integers(0, D.shape[1], (n_boot, D.shape[1]))]
+        lo, hi = np.percentile(boot, [2.5, 97.5])
+        rows.append(dict(seed=s, estimate=est, low=min(lo, est), high=max(hi, est))); by_model[s] = dict(zip(ends, D.mean(axis=1)))
+    out = pd.DataFrame(rows); out.attrs["by_model"] = by_model
+    return out
 
 # %% ../../nbs/generation/51_metrics.ipynb #739f779d
 def maml_recognizability(
