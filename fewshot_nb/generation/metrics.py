@@ -21,8 +21,8 @@ __all__ = ['select_prototypes', 'diversity', 'cosine_dispersion', 'Recognizabili
            'Recognizability', 'recognizability_from_feats', 'recognizability', 'images_by_class', 'OwnPrototypeRate',
            'own_prototype_rate', 'HumanPoint', 'human_point', 'z_scale', 'distance_to_humans',
            'class_distances_to_humans', 'Correlation', 'metric_correlations', 'spearman_z', 'concept_agreement',
-           'range_difference', 'latent_trend', 'maml_recognizability', 'CriticAgreement', 'critic_agreement', 'tsne',
-           'class_separation', 'SweepFit', 'fit_sweep']
+           'range_difference', 'latent_trend', 'middle_vs_ends', 'maml_recognizability', 'CriticAgreement',
+           'critic_agreement', 'tsne', 'class_separation', 'SweepFit', 'fit_sweep']
 
 # %% ../../nbs/generation/51_metrics.ipynb #1e80b567
 def select_prototypes(
@@ -464,7 +464,7 @@ def range_difference(
         rows.append(dict(seed=s, estimate=d[0], low=np.percentile(d[1:], 2.5), high=np.percentile(d[1:], 97.5)))
     return pd.DataFrame(rows)
 
-# %% ../../nbs/generation/51_metrics.ipynb #7542ca4d
+# %% ../../nbs/generation/51_metrics.ipynb #82d88f0b
 def latent_trend(
     results:pd.DataFrame,   # the per-class rows of a latent sweep: model, z_dim, seed, class and `col`
     col:str,                # the measure (e.g. 'diversity', 'recognizability_frac')
@@ -491,6 +491,30 @@ def latent_trend(
         lo, hi = np.percentile(boot, [2.5, 97.5])
         rows.append(dict(seed=s, estimate=est, low=min(lo, est), high=max(hi, est))); by_model[s] = dict(zip(ends, D.mean(axis=1)))
     out = pd.DataFrame(rows); out.attrs["by_model"] = by_model
+    return out
+
+# %% ../../nbs/generation/51_metrics.ipynb #d7c0275d
+def middle_vs_ends(
+    results:pd.DataFrame,   # the per-class rows of a sweep: seed, class, the swept column (`by`) and `col`
+    col:str,                # the measure (e.g. 'diversity', 'recognizability_frac')
+    by:str="n_steps",       # the swept hyperparameter
+    middle:float=60,        # the swept value whose nearest is the middle (S14: 60 attention steps)
+    scale:float=1.0,        # multiplies the difference (100: a fraction in points)
+) -> pd.DataFrame:          # per seed: estimate, low, high (95% interval over the classes); attrs['values']: (low end, middle, high end)
+    "S14, seed by seed: the sweep's value nearest `middle` minus the mean of its two ends, paired over the classes."
+    from ..metrics import paired_comparison
+    need = {"seed", "class", by, col}
+    if not need <= set(results.columns): raise ValueError(f"results lack the columns {sorted(need - set(results.columns))}: pass a run's per-class rows of its sweep")
+    vals = np.sort(results[by].unique())
+    mid = vals[np.abs(vals - middle).argmin()]
+    if not vals[0] < mid < vals[-1]: raise ValueError(f"{by} {vals.tolist()}: the middle ({mid:g}, nearest {middle:g}) must lie strictly between the sweep's ends")
+    classes, rows = list(dict.fromkeys(results["class"])), []
+    for s, r in results.groupby("seed"):
+        at = lambda v: scale * r[r[by] == v].groupby("class")[col].mean().reindex(classes).to_numpy()
+        a, b = at(mid), (at(vals[0]) + at(vals[-1])) / 2
+        if np.isnan(a).any() or np.isnan(b).any(): raise ValueError(f"seed {s}: some class lacks a row at {by} {vals[0]:g}, {mid:g} or {vals[-1]:g}")
+        p = paired_comparison(a, b); rows.append(dict(seed=s, estimate=p.mean_diff, low=p.low, high=p.high))
+    out = pd.DataFrame(rows); out.attrs["values"] = (vals[0], mid, vals[-1])
     return out
 
 # %% ../../nbs/generation/51_metrics.ipynb #739f779d
