@@ -130,6 +130,7 @@ DECISIONS = {"results/exp_generation_unet_decide": ["results/exp_generation_swee
              "results/exp_generation_context_decide": ["results/exp_generation_context_steps3_b3"],
              "results/exp_generation_fig5a_decide": ["results/exp_generation_base3"],
              "results/exp_generation_fig5b_decide": ["results/exp_generation_fig5b_pilot"],
+             "results/exp_generation_latent_decide": ["results/exp_generation_sweeps3"],
              "results/exp_realistic_decide_shares": ["runs/exp_realistic", *(f"results/exp_realistic_seed{s}" for s in (1, 2, 3, 4))]}
 
 

@@ -493,7 +493,7 @@ def latent_trend(
     out = pd.DataFrame(rows); out.attrs["by_model"] = by_model
     return out
 
-# %% ../../nbs/generation/51_metrics.ipynb #d7c0275d
+# %% ../../nbs/generation/51_metrics.ipynb #41b898bb
 def middle_vs_ends(
     results:pd.DataFrame,   # the per-class rows of a sweep: seed, class, the swept column (`by`) and `col`
     col:str,                # the measure (e.g. 'diversity', 'recognizability_frac')
