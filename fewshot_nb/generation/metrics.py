@@ -12,7 +12,7 @@ import numpy as np, pandas as pd, torch, torch.nn.functional as F
 from numpy.polynomial import Polynomial
 from torch import Tensor
 from ..core import as_rng, to_tensor
-from ..metrics import CI, mean_ci
+from ..metrics import CI, mean_ci, paired_comparison
 from torch.func import vmap
 from .critics import Critic, critic_features, critic_input
 
@@ -502,7 +502,6 @@ def middle_vs_ends(
     scale:float=1.0,        # multiplies the difference (100: a fraction in points)
 ) -> pd.DataFrame:          # per seed: estimate, low, high (95% interval over the classes); attrs['values']: (low end, middle, high end)
     "S14, seed by seed: the sweep's value nearest `middle` minus the mean of its two ends, paired over the classes."
-    from ..metrics import paired_comparison
     need = {"seed", "class", by, col}
     if not need <= set(results.columns): raise ValueError(f"results lack the columns {sorted(need - set(results.columns))}: pass a run's per-class rows of its sweep")
     vals = np.sort(results[by].unique())
