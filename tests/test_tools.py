@@ -175,8 +175,9 @@ PILOTS = {"unet_pilot.py": "exp_generation_unet_decide", "context_pilot.py": "ex
           "fig5a_pilot.py": "exp_generation_fig5a_decide", "fig5b_pilot.py": "exp_generation_fig5b_decide",
           "latent_pilot.py": "exp_generation_latent_decide",
           "realistic_pilot.py": "exp_realistic_decide_shares",
-          "beta_pilot.py": "exp_beta_seeds3", "stn_amplitude_pilot.py": "exp_beta_vae_stn_seeds3"}   # the last two: pilots that
-# decided against a decision run (their READMEs' odds, no run)
+          "beta_pilot.py": "exp_beta_seeds3", "stn_amplitude_pilot.py": "exp_beta_vae_stn_seeds3",
+          "attention_pilot.py": "exp_generation_attention"}   # the last three: pilots that decided against a decision run
+# (their READMEs' odds, no run)
 
 
 def _probabilities(text):   # claim id -> the probabilities a pilot tool prints for it (its k lines, or the end of its row)
