@@ -11,15 +11,12 @@ pooled interval that excludes 0). Run from the repository root:
     python tools/latent_pilot.py                                            # the pilot
     python tools/latent_pilot.py nbs/results/exp_generation_latent_decide   # the same measure on another run
 """
-import sys
-import pandas as pd
 from fewshot_nb.generation.metrics import latent_trend
-from pilot_odds import report
+from pilot_odds import report, run_rows, MEASURES
 
-d = sys.argv[1] if len(sys.argv) > 1 else "nbs/results/exp_generation_sweeps3"
-X = pd.read_csv(f"{d}/results.csv").query("experiment == 'latent'")
-for cid, col, scale in (("bg.latent.no_common_trend.diversity", "diversity", 1.0),
-                        ("bg.latent.no_common_trend.recognizability", "recognizability_frac", 100.0)):
+d, X = run_rows("nbs/results/exp_generation_sweeps3", "latent")
+for c, col, scale in MEASURES:
+    cid = f"bg.latent.no_common_trend.{c}"
     per = latent_trend(X, col, scale=scale)
     print(f"{cid}: each model's mean difference per seed: " +
           "; ".join(f"seed {s}: " + ", ".join(f"{m} {v:+.2f}" for m, v in r.items()) for s, r in per.attrs["by_model"].items()))
